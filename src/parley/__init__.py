@@ -1,0 +1,26 @@
+"""parley: conversations between LLM-backed agents, with AG2's classic API on one small engine."""
+
+from parley.agent import Agent, AssistantAgent, ConversableAgent, UserProxyAgent
+from parley.chat_result import ChatResult
+from parley.engine import Chat
+from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
+from parley.termination import StopKind, StopReason
+from parley.tools import Tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AssistantAgent",
+    "Chat",
+    "ChatResult",
+    "ConversableAgent",
+    "FunctionModel",
+    "ModelRequest",
+    "ScriptedModel",
+    "StopKind",
+    "StopReason",
+    "Tool",
+    "UserProxyAgent",
+    "tool_call",
+]

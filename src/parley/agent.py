@@ -1,0 +1,1087 @@
+"""Agents: ``ConversableAgent`` with AG2's classic API, and its reply-function chain."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from parley.chat_result import ChatResult
+from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
+from parley.events import ContextUpdated, Notice, ToolExecuting
+from parley.messages import Message, View, as_logged, content_str, flatten_for_model, to_message
+from parley.models.base import ModelClient, ModelResponse
+from parley.models.config import model_client_from_llm_config
+from parley.models.usage import UsageSummary
+from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
+from parley.summary import SummaryMethod, check_summary_method, summarize
+from parley.termination import StopKind, StopReason, max_turns_condition
+from parley.tools import Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
+
+HumanInputMode = Literal["ALWAYS", "NEVER", "TERMINATE"]
+HUMAN_INPUT_MODES = ("ALWAYS", "NEVER", "TERMINATE")
+DEFAULT_MAX_CONSECUTIVE_AUTO_REPLY = 100
+HOOKABLE_METHODS = (
+    "update_agent_state",
+    "process_last_received_message",
+    "process_all_messages_before_reply",
+    "process_message_before_send",
+)
+
+
+def default_is_termination_msg(message: Message) -> bool:
+    """AG2's default: the message's content is exactly ``TERMINATE``."""
+    return content_str(message.get("content")) == "TERMINATE"
+
+
+class Agent:
+    """Anything that can take part in a chat: it has a ``name`` and a ``description``."""
+
+    _is_handoff_target = True
+
+    def __init__(self, name: str, description: str = "") -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"an agent's name must be a non-empty string, not {name!r}")
+        self._name = name
+        self._description = description
+
+    @property
+    def name(self) -> str:
+        """The agent's name, unique within a chat."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        """What the agent does, as other agents (and group-chat managers) read it."""
+        return self._description
+
+    @description.setter
+    def description(self, description: str) -> None:
+        self._description = description
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self._name!r})"
+
+
+class ConversableAgent(Agent):
+    """An agent that converses: it replies through an ordered chain of reply functions.
+
+    The default chain, first to last: the termination and human-input check, tool execution, the model.
+    Functions added with :meth:`register_reply` go before them (at ``position=0``).
+
+    Args:
+        name: the agent's name.
+        system_message: sent verbatim as the model request's system message.
+        is_termination_msg: ``(message) -> bool``; a received message for which it is true ends the chat
+            (after asking the human, in ``ALWAYS`` and ``TERMINATE`` modes).
+        max_consecutive_auto_reply: how many times in a row the agent may reply without a human.
+        human_input_mode: ``"ALWAYS"``, ``"TERMINATE"`` (ask when the chat would end) or ``"NEVER"``.
+        function_map: ``{name: function}`` the agent executes when another agent calls them.
+        code_execution_config: accepted for AG2 compatibility; code execution is not supported.
+        llm_config: ``False`` for no model, AG2's ``{"config_list": [...], ...}``, or a model client.
+        default_auto_reply: the reply when no reply function produces one.
+        description: what the agent does, for group chats (defaults to the system message).
+        functions: functions the agent both offers to its model and executes.
+        context_variables: the agent's context variables outside of a chat.
+    """
+
+    DEFAULT_SYSTEM_MESSAGE = "You are a helpful AI Assistant."
+    _agent_ids = itertools.count(1)
+
+    def __init__(
+        self,
+        name: str,
+        system_message: str | list[str] | None = DEFAULT_SYSTEM_MESSAGE,
+        is_termination_msg: Callable[[Message], bool] | None = None,
+        max_consecutive_auto_reply: int | None = None,
+        human_input_mode: HumanInputMode = "TERMINATE",
+        function_map: dict[str, Callable[..., Any]] | None = None,
+        code_execution_config: dict[str, Any] | Literal[False] = False,
+        llm_config: Any = None,
+        default_auto_reply: str | dict[str, Any] = "",
+        description: str | None = None,
+        chat_messages: dict[Agent, list[Message]] | None = None,
+        silent: bool | None = None,
+        context_variables: dict[str, Any] | None = None,
+        functions: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+        update_agent_state_before_reply: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+    ) -> None:
+        if human_input_mode not in HUMAN_INPUT_MODES:
+            raise ValueError(f"human_input_mode must be one of {HUMAN_INPUT_MODES}, not {human_input_mode!r}")
+        if is_termination_msg is not None and not callable(is_termination_msg):
+            raise TypeError(
+                f"is_termination_msg must be a callable taking a message, not {is_termination_msg!r}"
+            )
+        if max_consecutive_auto_reply is not None and (
+            not isinstance(max_consecutive_auto_reply, int) or max_consecutive_auto_reply < 0
+        ):
+            raise ValueError(
+                f"max_consecutive_auto_reply must be a non-negative int, not {max_consecutive_auto_reply!r}"
+            )
+        if isinstance(system_message, list):
+            system_message = "\n".join(system_message)
+        system_message = system_message or ""
+        super().__init__(name, system_message if description is None else description)
+        self._oai_system_message: list[Message] = [{"content": system_message, "role": "system"}]
+        self._is_termination_msg = is_termination_msg or default_is_termination_msg
+        self._max_consecutive_auto_reply = (
+            DEFAULT_MAX_CONSECUTIVE_AUTO_REPLY
+            if max_consecutive_auto_reply is None
+            else max_consecutive_auto_reply
+        )
+        self.human_input_mode: HumanInputMode = human_input_mode
+        self._default_auto_reply = default_auto_reply
+        self.silent = silent
+        self._code_execution_config = code_execution_config
+        self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
+        self.client: ModelClient | None = model_client_from_llm_config(llm_config)
+        self._llm_params: dict[str, Any] = _request_params(llm_config)
+        self._views: dict[Agent, View] = {}
+        self._consecutive_auto_reply_counter: defaultdict[Agent | None, int] = defaultdict(int)
+        self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(
+            self.max_consecutive_auto_reply
+        )
+        self.reply_at_receive: defaultdict[Agent | None, bool] = defaultdict(bool)
+        self._function_map: dict[str, Tool] = {}
+        self._llm_tools: dict[str, Tool] = {}
+        self._llm_tool_schemas: list[dict[str, Any]] | None = None
+        self.hook_lists: dict[str, list[Callable[..., Any]]] = {method: [] for method in HOOKABLE_METHODS}
+        self._reply_func_list: list[dict[str, Any]] = []
+        self._chat: Chat | None = None
+        self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
+        self._stop_reason: StopReason | None = None
+        self._human_input: list[str] = []
+        self.usage_summary = UsageSummary()
+        self._register_default_replies()
+        for tool_name, function in (function_map or {}).items():
+            self._function_map[tool_name] = as_tool(function, name=tool_name)
+        for function in [functions] if callable(functions) else functions or []:
+            tool = as_tool(function)
+            self._add_llm_tool(tool)
+            self._function_map[tool.name] = tool
+        for hook in (
+            [update_agent_state_before_reply]
+            if callable(update_agent_state_before_reply)
+            else (update_agent_state_before_reply or [])
+        ):
+            self.register_hook("update_agent_state", hook)
+        for peer, messages in (chat_messages or {}).items():
+            view = self._view(peer)
+            for message in messages:
+                view.add(message)
+
+    def _register_default_replies(self) -> None:
+        cls = ConversableAgent
+        self.register_reply([Agent, None], cls.generate_oai_reply, async_twin=cls.a_generate_oai_reply)
+        self.register_reply(
+            [Agent, None], cls.generate_tool_calls_reply, async_twin=cls.a_generate_tool_calls_reply
+        )
+        self.register_reply(
+            [Agent, None],
+            cls.check_termination_and_human_reply,
+            async_twin=cls.a_check_termination_and_human_reply,
+        )
+
+    # ------------------------------------------------------------------------------------------------
+    # identity
+
+    @property
+    def system_message(self) -> str:
+        """The system message sent with every model request."""
+        return str(self._oai_system_message[0]["content"])
+
+    def update_system_message(self, system_message: str) -> None:
+        """Replace the system message (takes effect from the next model request)."""
+        self._oai_system_message[0] = {"content": system_message, "role": "system"}
+
+    def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
+        """The auto-reply limit, for ``sender`` if given."""
+        if sender is None:
+            return self._max_consecutive_auto_reply
+        return self._max_consecutive_auto_reply_dict[sender]
+
+    def update_max_consecutive_auto_reply(self, value: int, sender: Agent | None = None) -> None:
+        """Change the auto-reply limit, for all senders or one."""
+        if sender is None:
+            self._max_consecutive_auto_reply = value
+            for key in self._max_consecutive_auto_reply_dict:
+                self._max_consecutive_auto_reply_dict[key] = value
+        else:
+            self._max_consecutive_auto_reply_dict[sender] = value
+
+    def reset_consecutive_auto_reply_counter(self, sender: Agent | None = None) -> None:
+        """Reset the auto-reply counter, for all senders or one."""
+        if sender is None:
+            self._consecutive_auto_reply_counter.clear()
+        else:
+            self._consecutive_auto_reply_counter[sender] = 0
+
+    # ------------------------------------------------------------------------------------------------
+    # views of conversations
+
+    def _view(self, peer: Agent) -> View:
+        view = self._views.get(peer)
+        if view is None:
+            view = self._views[peer] = View()
+        return view
+
+    @property
+    def chat_messages(self) -> defaultdict[Agent, list[Message]]:
+        """``{peer: messages}``: this agent's view of each conversation it has had."""
+        return defaultdict(list, {peer: view.messages for peer, view in self._views.items()})
+
+    def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
+        """The messages of the conversation with ``agent``."""
+        return self._view(agent).messages
+
+    def last_message(self, agent: Agent | None = None) -> Message | None:
+        """The last message of the conversation with ``agent`` (the only one, if ``agent`` is None)."""
+        if agent is None:
+            if not self._views:
+                return None
+            if len(self._views) > 1:
+                raise ValueError(
+                    "more than one conversation found: pass the agent whose last message you want"
+                )
+            view = next(iter(self._views.values()))
+        else:
+            if agent not in self._views:
+                raise KeyError(f"{self.name} has had no conversation with {agent.name}")
+            view = self._views[agent]
+        return view.messages[-1] if view.messages else None
+
+    def clear_history(
+        self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
+    ) -> None:
+        """Forget the conversation with ``recipient`` (with everyone, if None).
+
+        Earlier ``ChatResult.chat_history`` lists are left untouched.
+        """
+        peers = list(self._views) if recipient is None else [recipient]
+        for peer in peers:
+            old = self._views.get(peer)
+            view = self._views[peer] = View()
+            if old is not None and nr_messages_to_preserve:
+                for message in old.messages[-nr_messages_to_preserve:]:
+                    view.add(message)
+
+    # ------------------------------------------------------------------------------------------------
+    # reply functions and hooks
+
+    def register_reply(
+        self,
+        trigger: Trigger,
+        reply_func: ReplyFunction,
+        position: int = 0,
+        config: Any = None,
+        reset_config: Callable[[Any], None] | None = None,
+        *,
+        ignore_async_in_sync_chat: bool = False,
+        remove_other_reply_funcs: bool = False,
+        async_twin: ReplyFunction | None = None,
+    ) -> None:
+        """Add a reply function ``(recipient, messages, sender, config) -> (final, reply)``.
+
+        It is consulted at ``position`` in the chain (0: first) for senders matching ``trigger``: a class,
+        an agent, an agent name, a callable ``(sender) -> bool``, a list of these, or ``None`` (no sender).
+        Returning ``(True, reply)`` makes ``reply`` final; ``(True, None)`` ends the chat with nothing sent.
+        An async function runs in async chats; ``ignore_async_in_sync_chat`` lets sync chats skip it.
+        """
+        if not isinstance(position, int) or position < 0:
+            raise ValueError(f"position must be a non-negative int, not {position!r}")
+        entry = reply_entry(trigger, reply_func, config, reset_config, ignore_async_in_sync_chat, async_twin)
+        if remove_other_reply_funcs:
+            self._reply_func_list.clear()
+        self._reply_func_list.insert(position, entry)
+
+    def replace_reply_func(self, old_reply_func: ReplyFunction, new_reply_func: ReplyFunction) -> None:
+        """Put ``new_reply_func`` where ``old_reply_func`` was registered."""
+        for entry in self._reply_func_list:
+            if entry["reply_func"] == old_reply_func:
+                entry["reply_func"] = new_reply_func
+                entry["async_twin"] = None
+                entry["is_async"] = inspect.iscoroutinefunction(new_reply_func)
+
+    def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
+        """Add a hook to one of :data:`HOOKABLE_METHODS`."""
+        if hookable_method not in self.hook_lists:
+            raise ValueError(f"unknown hookable method {hookable_method!r}; known: {HOOKABLE_METHODS}")
+        if hook in self.hook_lists[hookable_method]:
+            raise ValueError(f"{hook!r} is already registered for {hookable_method}")
+        self.hook_lists[hookable_method].append(hook)
+
+    def _async_reply_functions_unusable_in_sync_chat(self) -> list[str]:
+        return [
+            function_name(entry["reply_func"])
+            for entry in self._reply_func_list
+            if entry["is_async"] and not entry["ignore_async_in_sync_chat"]
+        ]
+
+    def _prepare_messages(self, messages: list[Message]) -> list[Message]:
+        for hook in self.hook_lists["update_agent_state"]:
+            hook(self, messages)
+        hooks = self.hook_lists["process_last_received_message"]
+        if hooks and messages and isinstance(messages[-1].get("content"), str):
+            content = messages[-1]["content"]
+            for hook in hooks:
+                content = hook(content)
+            messages = [*messages[:-1], {**messages[-1], "content": content}]
+        for hook in self.hook_lists["process_all_messages_before_reply"]:
+            messages = hook(messages)
+        return messages
+
+    def generate_reply(
+        self,
+        messages: list[Message] | None = None,
+        sender: Agent | None = None,
+        exclude: Sequence[ReplyFunction] = (),
+        **kwargs: Any,
+    ) -> str | dict[str, Any] | None:
+        """Reply to ``messages`` (the conversation with ``sender`` by default) through the reply chain.
+
+        Returns the first final reply, ``None`` if a reply function ended the chat, or the default
+        auto-reply if no function produced a final reply. Async reply functions are skipped.
+        """
+        if messages is None:
+            if sender is None:
+                raise ValueError("generate_reply needs messages or a sender")
+            messages = self._view(sender).messages
+        self._stop_reason = None
+        messages = self._prepare_messages(messages)
+        for entry in self._reply_func_list:
+            reply_func = entry["reply_func"]
+            if entry["is_async"] or reply_func in exclude or not matches(entry["trigger"], sender):
+                continue
+            final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
+            if final:
+                if reply is None:
+                    self._note_final_none(reply_func)
+                return reply
+        return self._default_auto_reply
+
+    async def a_generate_reply(
+        self,
+        messages: list[Message] | None = None,
+        sender: Agent | None = None,
+        exclude: Sequence[ReplyFunction] = (),
+        **kwargs: Any,
+    ) -> str | dict[str, Any] | None:
+        """Like :meth:`generate_reply`; async reply functions are awaited, sync ones called."""
+        if messages is None:
+            if sender is None:
+                raise ValueError("a_generate_reply needs messages or a sender")
+            messages = self._view(sender).messages
+        self._stop_reason = None
+        messages = self._prepare_messages(messages)
+        for entry in self._reply_func_list:
+            reply_func = entry["reply_func"]
+            if reply_func in exclude or not matches(entry["trigger"], sender):
+                continue
+            runner = entry["async_twin"] or reply_func
+            outcome = runner(self, messages=messages, sender=sender, config=entry["config"])
+            final, reply = await outcome if inspect.isawaitable(outcome) else outcome
+            if final:
+                if reply is None:
+                    self._note_final_none(reply_func)
+                return reply
+        return self._default_auto_reply
+
+    def _note_final_none(self, reply_func: ReplyFunction) -> None:
+        if self._stop_reason is None:
+            self._stop_reason = StopReason(
+                StopKind.REPLY_FUNC_FINAL_NONE,
+                f"Reply function {function_name(reply_func)} of {self.name} returned a final None",
+                self.name,
+            )
+
+    def _pop_stop_reason(self) -> StopReason:
+        reason = self._stop_reason or StopReason(
+            StopKind.REPLY_FUNC_FINAL_NONE, f"{self.name} produced no reply", self.name
+        )
+        self._stop_reason = None
+        return reason
+
+    def _take_turn(self, chat: Chat) -> Message | None:
+        peer = chat.peers[self]
+        reply = self.generate_reply(self._views[peer].messages, peer)
+        return None if reply is None else self._outgoing(reply, peer)
+
+    async def _a_take_turn(self, chat: Chat) -> Message | None:
+        peer = chat.peers[self]
+        reply = await self.a_generate_reply(self._views[peer].messages, peer)
+        return None if reply is None else self._outgoing(reply, peer)
+
+    def _outgoing(self, reply: Any, recipient: Agent) -> Message:
+        for hook in self.hook_lists["process_message_before_send"]:
+            reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
+        return to_message(reply, parameter=f"the reply of {self.name}")
+
+    # ------------------------------------------------------------------------------------------------
+    # built-in reply functions
+
+    def check_termination_and_human_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Ask the human or end the chat, as ``human_input_mode``, ``is_termination_msg`` and
+        ``max_consecutive_auto_reply`` say. ``(False, None)`` lets the chain go on to an auto-reply."""
+        return run_sync(self._termination_and_human_reply(messages, sender, sync=True))
+
+    async def a_check_termination_and_human_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Async twin of :meth:`check_termination_and_human_reply`."""
+        return await self._termination_and_human_reply(messages, sender, sync=False)
+
+    async def _termination_and_human_reply(
+        self, messages: list[Message] | None, sender: Agent | None, *, sync: bool
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        if messages is None:
+            messages = self._view(sender).messages if sender is not None else []
+        if not messages:
+            return False, None
+        message = messages[-1]
+        sender_name = "the sender" if sender is None else sender.name
+        mode = self.human_input_mode
+        reply = ""
+        stop: StopReason | None = None
+        asked = False
+        if mode == "ALWAYS":
+            reply = await self._ask_human(
+                f"Replying as {self.name}. Provide feedback to {sender_name}. Press enter to skip and use "
+                "auto-reply, or type 'exit' to end the conversation: ",
+                sync,
+            )
+            asked = True
+            if not reply and self._is_termination_msg(message):
+                stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
+        elif self._consecutive_auto_reply_counter[sender] >= self._max_consecutive_auto_reply_dict[sender]:
+            limit = self._max_consecutive_auto_reply_dict[sender]
+            if mode == "NEVER":
+                stop = StopReason(
+                    StopKind.MAX_CONSECUTIVE_AUTO_REPLY,
+                    f"{self.name} reached max_consecutive_auto_reply ({limit})",
+                    self.name,
+                )
+                reply = "exit"
+            else:
+                terminate = self._is_termination_msg(message)
+                reply = await self._ask_human(
+                    self._feedback_prompt(sender_name, auto_reply=not terminate), sync
+                )
+                asked = True
+                if not reply and terminate:
+                    stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
+        elif self._is_termination_msg(message):
+            if mode == "NEVER":
+                stop, reply = self._termination_stop(sender_name, ""), "exit"
+            else:
+                reply = await self._ask_human(self._feedback_prompt(sender_name, auto_reply=False), sync)
+                asked = True
+                if not reply:
+                    stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
+        if asked and not reply:
+            self._notice("NO HUMAN INPUT RECEIVED.")
+        if reply == "exit":
+            self._consecutive_auto_reply_counter[sender] = 0
+            self._stop_reason = stop or StopReason(
+                StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
+            )
+            return True, None
+        if reply or self._max_consecutive_auto_reply_dict[sender] == 0:
+            self._consecutive_auto_reply_counter[sender] = 0
+            return True, _human_reply(reply, message)
+        self._consecutive_auto_reply_counter[sender] += 1
+        if mode != "NEVER":
+            self._notice("USING AUTO REPLY...")
+        return False, None
+
+    @staticmethod
+    def _feedback_prompt(sender_name: str, *, auto_reply: bool) -> str:
+        skip = (
+            "Press enter to skip and use auto-reply, or type 'exit'"
+            if auto_reply
+            else "Press enter or type 'exit'"
+        )
+        return f"Please give feedback to {sender_name}. {skip} to stop the conversation: "
+
+    def _termination_stop(self, sender_name: str, suffix: str) -> StopReason:
+        detail = f"{self.name} received a termination message from {sender_name}"
+        return StopReason(StopKind.TERMINATION_MSG, f"{detail} {suffix}".strip(), self.name)
+
+    def _notice(self, text: str) -> None:
+        if self._chat is not None and self._chat.listeners:
+            self._chat.emit(Notice(text))
+
+    async def _ask_human(self, prompt: str, sync: bool) -> str:
+        reply = self.get_human_input(prompt) if sync else await self.a_get_human_input(prompt)
+        if not isinstance(reply, str):
+            raise TypeError(f"get_human_input of {self.name} must return a string, returned {reply!r}")
+        self._human_input.append(reply)
+        if self._chat is not None:
+            self._chat.human_input.append(reply)
+        return reply
+
+    def get_human_input(self, prompt: str, **kwargs: Any) -> str:
+        """Ask the human at the console. Replace it on an instance to answer from elsewhere."""
+        return input(prompt)
+
+    async def a_get_human_input(self, prompt: str, **kwargs: Any) -> str:
+        """Async twin of :meth:`get_human_input`.
+
+        Calls a replaced ``get_human_input`` (awaiting it if it is async), else reads the console in a thread.
+        """
+        if self._asks_console():
+            import asyncio
+
+            return await asyncio.to_thread(input, prompt)
+        reply = self.get_human_input(prompt, **kwargs)
+        return await reply if inspect.isawaitable(reply) else reply
+
+    def _asks_console(self) -> bool:
+        return (
+            "get_human_input" not in self.__dict__
+            and type(self).get_human_input is ConversableAgent.get_human_input
+        )
+
+    def generate_oai_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Ask this agent's model for a reply (``(False, None)`` when the agent has no model)."""
+        client = config if isinstance(config, ModelClient) else self.client
+        if client is None:
+            return False, None
+        request = self._model_request(messages, sender)
+        response = client.create(request, self._tool_schemas(), **self._llm_params)
+        return True, self._reply_from(response)
+
+    async def a_generate_oai_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Async twin of :meth:`generate_oai_reply`."""
+        client = config if isinstance(config, ModelClient) else self.client
+        if client is None:
+            return False, None
+        request = self._model_request(messages, sender)
+        response = await client.a_create(request, self._tool_schemas(), **self._llm_params)
+        return True, self._reply_from(response)
+
+    def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
+        from parley.messages import MessageSequence
+
+        view = self._views.get(sender) if sender is not None else None
+        if messages is None and view is not None:
+            messages = view.messages
+        if view is not None and messages is view.messages:
+            flat = view.model_messages
+        else:
+            flat = flatten_for_model(messages or [])
+        return MessageSequence(self._oai_system_message, flat)
+
+    def _record_usage(self, response: ModelResponse) -> None:
+        self.usage_summary.add(response)
+        if self._chat is not None:
+            self._chat.usage.add(response)
+
+    def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
+        self._record_usage(response)
+        message = response.message
+        if message.get("tool_calls"):
+            return {
+                "content": message.get("content"),
+                "role": "assistant",
+                "tool_calls": message["tool_calls"],
+            }
+        return message.get("content") or ""
+
+    def generate_tool_calls_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Run the tool calls of the last message with this agent's functions, and reply with the results."""
+        calls = self._pending_tool_calls(messages, sender)
+        if not calls:
+            return False, None
+        return True, self._tool_reply(
+            run_tool_calls(calls, self._function_map, self._context_variables, self._on_execute)
+        )
+
+    async def a_generate_tool_calls_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Async twin of :meth:`generate_tool_calls_reply`: async tools run concurrently."""
+        calls = self._pending_tool_calls(messages, sender)
+        if not calls:
+            return False, None
+        outcomes = await a_run_tool_calls(
+            calls, self._function_map, self._context_variables, self._on_execute
+        )
+        return True, self._tool_reply(outcomes)
+
+    def _pending_tool_calls(
+        self, messages: list[Message] | None, sender: Agent | None
+    ) -> list[dict[str, Any]]:
+        if messages is None:
+            messages = self._view(sender).messages if sender is not None else []
+        if not messages:
+            return []
+        return list(messages[-1].get("tool_calls") or [])
+
+    def _on_execute(self, tool: str, arguments: str, call_id: str | None) -> None:
+        if self._chat is not None and self._chat.listeners:
+            self._chat.emit(ToolExecuting(self.name, tool, arguments, call_id))
+
+    def _tool_reply(self, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+        for outcome in outcomes:
+            if outcome.context_updates:
+                self._context_variables.update(outcome.context_updates)
+                if self._chat is not None and self._chat.listeners:
+                    self._chat.emit(ContextUpdated(self.name, outcome.context_updates))
+        handoffs = [outcome.handoff for outcome in outcomes if outcome.handoff is not None]
+        self._handoff_requested = handoffs[0] if handoffs else None
+        responses = [outcome.as_tool_message() for outcome in outcomes]
+        return {
+            "role": "tool",
+            "tool_responses": responses,
+            "content": "\n\n".join(r["content"] for r in responses),
+        }
+
+    _handoff_requested: Any = None
+
+    # ------------------------------------------------------------------------------------------------
+    # tools
+
+    def _add_llm_tool(self, tool: Tool) -> None:
+        self._llm_tools[tool.name] = tool
+        self._llm_tool_schemas = None
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        if self._llm_tool_schemas is None:
+            self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
+        return self._llm_tool_schemas
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools this agent offers to its model."""
+        return list(self._llm_tools.values())
+
+    @property
+    def function_map(self) -> dict[str, Tool]:
+        """The functions this agent executes, by name."""
+        return dict(self._function_map)
+
+    def register_for_llm(
+        self, *, name: str | None = None, description: str | None = None, api_style: str = "tool"
+    ) -> Callable[[Callable[..., Any]], Tool]:
+        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature."""
+
+        def decorator(func: Callable[..., Any]) -> Tool:
+            tool = as_tool(func, name=name, description=description)
+            if self.client is None:
+                raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot call tools")
+            self._add_llm_tool(tool)
+            return tool
+
+        return decorator
+
+    def register_for_execution(
+        self, name: str | None = None, *, in_thread: bool = False
+    ) -> Callable[[Callable[..., Any]], Tool]:
+        """Decorator: let this agent execute the function when another agent's model calls it."""
+
+        def decorator(func: Callable[..., Any]) -> Tool:
+            tool = as_tool(func, name=name)
+            if in_thread:
+                tool.in_thread = True
+            self._function_map[tool.name] = tool
+            return tool
+
+        return decorator
+
+    def register_function(self, function_map: dict[str, Callable[..., Any] | None]) -> None:
+        """Add (or, with ``None``, remove) functions this agent executes, by name."""
+        for tool_name, function in function_map.items():
+            if function is None:
+                self._function_map.pop(tool_name, None)
+            else:
+                self._function_map[tool_name] = as_tool(function, name=tool_name)
+
+    # ------------------------------------------------------------------------------------------------
+    # context variables
+
+    def get_context(self, key: str, default: Any = None) -> Any:
+        """A context variable of the chat this agent is in."""
+        return self._context_variables.get(key, default)
+
+    def set_context(self, key: str, value: Any) -> None:
+        """Set a context variable of the chat this agent is in."""
+        self._context_variables[key] = value
+
+    # ------------------------------------------------------------------------------------------------
+    # sending and receiving
+
+    def send(
+        self,
+        message: str | dict[str, Any],
+        recipient: ConversableAgent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks."""
+        chat = self._raw_chat(recipient, request_reply, silent)
+        chat.append(to_message(message), self)
+        chat.run()
+
+    async def a_send(
+        self,
+        message: str | dict[str, Any],
+        recipient: ConversableAgent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        """Async twin of :meth:`send`."""
+        chat = self._raw_chat(recipient, request_reply, silent)
+        chat.append(to_message(message), self)
+        await chat.a_run()
+
+    def receive(
+        self,
+        message: str | dict[str, Any],
+        sender: ConversableAgent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        """Take ``message`` from ``sender`` into this agent's view, and reply if asked to."""
+        chat = self._received(message, sender, request_reply, silent)
+        if chat is not None:
+            chat.run()
+
+    async def a_receive(
+        self,
+        message: str | dict[str, Any],
+        sender: ConversableAgent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        """Async twin of :meth:`receive`."""
+        chat = self._received(message, sender, request_reply, silent)
+        if chat is not None:
+            await chat.a_run()
+
+    def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
+        if not isinstance(recipient, ConversableAgent):
+            raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
+        requested = request_reply if request_reply is not None else recipient.reply_at_receive[self]
+        rule = RepliesOnReceive(self, recipient, requested=bool(requested))
+        return Chat({self: recipient, recipient: self}, rule, silent=bool(silent), report_stop=False)
+
+    def _received(
+        self,
+        message: str | dict[str, Any],
+        sender: ConversableAgent,
+        request_reply: bool | None,
+        silent: bool | None,
+    ) -> Chat | None:
+        self._view(sender).add(as_logged(to_message(message), sender.name))
+        requested = request_reply if request_reply is not None else self.reply_at_receive[sender]
+        if not requested:
+            return None
+        rule = RepliesOnReceive(sender, self, requested=True)
+        chat = Chat({self: sender, sender: self}, rule, silent=bool(silent), report_stop=False)
+        chat.last_speaker = sender
+        return chat
+
+    # ------------------------------------------------------------------------------------------------
+    # two-agent chats
+
+    def initiate_chat(
+        self,
+        recipient: ConversableAgent,
+        message: str | dict[str, Any] | Callable[..., Any] | None = None,
+        max_turns: int | None = None,
+        summary_method: SummaryMethod = "last_msg",
+        summary_args: dict[str, Any] | None = None,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Start a chat with ``recipient`` with ``message``, and run it until a rule ends it.
+
+        Args:
+            recipient: the agent to talk to.
+            message: a string, a message dict, or ``(sender, recipient, context) -> message``; ``None``
+                asks the human.
+            max_turns: end after both agents spoke this many times (``None``: no limit).
+            summary_method: ``"last_msg"``, ``"reflection_with_llm"``, or
+                ``(sender, recipient, summary_args) -> str``.
+            summary_args: e.g. ``{"summary_prompt": ...}`` for ``reflection_with_llm``.
+            clear_history: start from an empty conversation.
+            silent: do not print the conversation.
+            **kwargs: ``carryover`` (text or list appended to the message as context).
+
+        Returns:
+            ChatResult with ``stop_reason`` saying which rule ended the chat.
+        """
+        for agent in (self, recipient):
+            unusable = agent._async_reply_functions_unusable_in_sync_chat()
+            if unusable:
+                raise RuntimeError(
+                    f"{agent.name} has async reply functions {unusable}: run the chat with a_initiate_chat, "
+                    "or register them with ignore_async_in_sync_chat=True"
+                )
+        chat, summary_args = self._open_chat(
+            recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
+        )
+        if message is None and max_turns != 0:
+            chat.append(to_message(run_sync(self._initial_from_human(chat, kwargs, sync=True))), self)
+        chat.run()
+        return run_sync(self._close_chat(chat, recipient, summary_method, summary_args, sync=True))
+
+    async def a_initiate_chat(
+        self,
+        recipient: ConversableAgent,
+        message: str | dict[str, Any] | Callable[..., Any] | None = None,
+        max_turns: int | None = None,
+        summary_method: SummaryMethod = "last_msg",
+        summary_args: dict[str, Any] | None = None,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
+        chat, summary_args = self._open_chat(
+            recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
+        )
+        if message is None and max_turns != 0:
+            chat.append(to_message(await self._initial_from_human(chat, kwargs, sync=False)), self)
+        await chat.a_run()
+        return await self._close_chat(chat, recipient, summary_method, summary_args, sync=False)
+
+    def _open_chat(
+        self,
+        recipient: ConversableAgent,
+        message: Any,
+        max_turns: int | None,
+        summary_method: SummaryMethod,
+        summary_args: dict[str, Any] | None,
+        clear_history: bool,
+        silent: bool | None,
+        kwargs: dict[str, Any],
+    ) -> tuple[Chat, dict[str, Any]]:
+        if not isinstance(recipient, ConversableAgent):
+            raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
+        if recipient.name == self.name:
+            raise ValueError(f"two agents in one chat share the name {self.name!r}; names must be unique")
+        if max_turns is not None and (
+            not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 0
+        ):
+            raise ValueError(f"max_turns must be None or a non-negative int, not {max_turns!r}")
+        check_summary_method(summary_method)
+        if summary_args is not None and not isinstance(summary_args, dict):
+            raise TypeError(f"summary_args must be a dict, not {summary_args!r}")
+        if message is not None and not (isinstance(message, str | dict) or callable(message)):
+            raise TypeError(
+                f"message must be a string, a message dict or a callable, not {type(message).__name__}"
+            )
+        if isinstance(message, dict):
+            to_message(message)
+        self._prepare_chat(recipient, clear_history)
+        recipient._prepare_chat(self, clear_history)
+        self.reply_at_receive[recipient] = max_turns is None
+        conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
+        chat = Chat(
+            {self: recipient, recipient: self},
+            Alternating(self, recipient),
+            conditions=conditions,
+            silent=bool(silent),
+        )
+        if max_turns != 0 and message is not None:
+            chat.append(to_message(self._initial_message(message, recipient, kwargs)), self)
+        return chat, dict(summary_args or {})
+
+    def _initial_message(self, message: Any, recipient: ConversableAgent, kwargs: dict[str, Any]) -> Any:
+        if callable(message) and not isinstance(message, str | dict):
+            message = message(self, recipient, kwargs)
+            if not isinstance(message, str | dict):
+                raise TypeError(
+                    f"the message callable returned {type(message).__name__}, not a string or dict"
+                )
+            return message
+        return _with_carryover(message, kwargs.get("carryover"))
+
+    async def _initial_from_human(self, chat: Chat, kwargs: dict[str, Any], *, sync: bool) -> Any:
+        reply = await self._ask_human(">", sync)
+        chat.human_input.append(reply)
+        return _with_carryover(reply, kwargs.get("carryover"))
+
+    def _prepare_chat(self, recipient: ConversableAgent, clear_history: bool) -> None:
+        self.reset_consecutive_auto_reply_counter(recipient)
+        self.reply_at_receive[recipient] = True
+        if clear_history:
+            self.clear_history(recipient)
+            self._human_input = []
+
+    async def _close_chat(
+        self,
+        chat: Chat,
+        recipient: ConversableAgent,
+        summary_method: SummaryMethod,
+        summary_args: dict[str, Any],
+        *,
+        sync: bool,
+    ) -> ChatResult:
+        saved = self._chat
+        self._chat = chat
+        result = chat.result(self._view(recipient).messages)
+        try:
+            result.summary = await summarize(self, recipient, summary_method, summary_args, sync=sync)
+        except Exception as error:
+            attach_partial_result(error, result)
+            raise
+        finally:
+            self._chat = saved
+        result.cost = chat.usage.to_dict()
+        return result
+
+    def reset(self) -> None:
+        """Forget all conversations and counters."""
+        self._views.clear()
+        self.reset_consecutive_auto_reply_counter()
+        self.reply_at_receive.clear()
+        self._human_input = []
+        for entry in self._reply_func_list:
+            if entry["reset_config"] is not None:
+                entry["reset_config"](entry["config"])
+            else:
+                entry["config"] = entry["init_config"]
+
+    def stop_reply_at_receive(self, sender: Agent | None = None) -> None:
+        """Stop replying on receive, to ``sender`` or to everyone."""
+        if sender is None:
+            self.reply_at_receive.clear()
+        else:
+            self.reply_at_receive[sender] = False
+
+
+def _with_carryover(message: Any, carryover: Any) -> Any:
+    if not carryover:
+        return message
+    if not isinstance(carryover, str | list):
+        raise TypeError(f"carryover must be a string or a list of strings, not {type(carryover).__name__}")
+    if isinstance(carryover, list):
+        carryover = "\n".join(
+            content_str(item.get("content")) if isinstance(item, dict) else str(item) for item in carryover
+        )
+    if isinstance(message, str):
+        return f"{message}\nContext: \n{carryover}"
+    if isinstance(message, dict) and isinstance(message.get("content"), str):
+        return {**message, "content": f"{message['content']}\nContext: \n{carryover}"}
+    return message
+
+
+def _human_reply(reply: str, message: Message) -> dict[str, Any]:
+    response: dict[str, Any] = {"role": "user", "content": reply}
+    interrupted = [
+        {"role": "tool", "tool_call_id": call.get("id", ""), "content": "USER INTERRUPTED"}
+        for call in message.get("tool_calls") or ()
+    ]
+    if interrupted:
+        response["tool_responses"] = interrupted
+    return response
+
+
+_REQUEST_PARAMS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop",
+    "seed",
+    "response_format",
+    "frequency_penalty",
+    "presence_penalty",
+    "tool_choice",
+    "parallel_tool_calls",
+    "n",
+)
+
+
+def _request_params(llm_config: Any) -> dict[str, Any]:
+    if not isinstance(llm_config, dict):
+        return {}
+    return {key: llm_config[key] for key in _REQUEST_PARAMS if key in llm_config}
+
+
+class AssistantAgent(ConversableAgent):
+    """An assistant backed by a model: ``human_input_mode="NEVER"`` and an assistant system message."""
+
+    DEFAULT_SYSTEM_MESSAGE = (
+        "You are a helpful AI assistant. Solve the task you are given step by step, using your language "
+        "skills and the tools you have. Be concise. When the task is done, reply with just TERMINATE."
+    )
+    DEFAULT_DESCRIPTION = "A general-purpose assistant that solves tasks step by step."
+
+    def __init__(
+        self,
+        name: str,
+        system_message: str | None = DEFAULT_SYSTEM_MESSAGE,
+        llm_config: Any = None,
+        is_termination_msg: Callable[[Message], bool] | None = None,
+        max_consecutive_auto_reply: int | None = None,
+        human_input_mode: HumanInputMode = "NEVER",
+        description: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            name,
+            system_message,
+            is_termination_msg,
+            max_consecutive_auto_reply,
+            human_input_mode,
+            llm_config=llm_config,
+            description=description
+            if description is not None
+            else (self.DEFAULT_DESCRIPTION if system_message == self.DEFAULT_SYSTEM_MESSAGE else None),
+            **kwargs,
+        )
+
+
+class UserProxyAgent(ConversableAgent):
+    """A human's proxy: asks the human every time (``human_input_mode="ALWAYS"``) and has no model."""
+
+    DEFAULT_USER_PROXY_AGENT_DESCRIPTIONS = {
+        "ALWAYS": "The human user: answers questions about the task and reports the results of what they do.",
+        "TERMINATE": "The human user's proxy: lets the conversation run and steps in when it would end.",
+        "NEVER": "A proxy that acts for the user without asking them, running the tools it is given.",
+    }
+
+    def __init__(
+        self,
+        name: str,
+        is_termination_msg: Callable[[Message], bool] | None = None,
+        max_consecutive_auto_reply: int | None = None,
+        human_input_mode: HumanInputMode = "ALWAYS",
+        function_map: dict[str, Callable[..., Any]] | None = None,
+        code_execution_config: dict[str, Any] | Literal[False] = False,
+        default_auto_reply: str | dict[str, Any] = "",
+        llm_config: Any = False,
+        system_message: str | list[str] = "",
+        description: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            name=name,
+            system_message=system_message,
+            is_termination_msg=is_termination_msg,
+            max_consecutive_auto_reply=max_consecutive_auto_reply,
+            human_input_mode=human_input_mode,
+            function_map=function_map,
+            code_execution_config=code_execution_config,
+            llm_config=llm_config,
+            default_auto_reply=default_auto_reply,
+            description=description
+            if description is not None
+            else self.DEFAULT_USER_PROXY_AGENT_DESCRIPTIONS.get(human_input_mode, ""),
+            **kwargs,
+        )

@@ -1,0 +1,31 @@
+"""The result of a chat."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from parley.messages import Message
+from parley.termination import StopReason
+
+
+@dataclass
+class ChatResult:
+    """What a finished chat returns, as in AG2, plus why it stopped.
+
+    Attributes:
+        chat_id: an id for the chat (unique in this process).
+        chat_history: the initiator's view of the conversation, OpenAI-format dicts named by speaker.
+        summary: the chat's summary (``summary_method``), by default the last message's content.
+        cost: usage and cost in AG2's shape: ``{"usage_including_cached_inference": {...},
+            "usage_excluding_cached_inference": {...}}``.
+        human_input: every answer a human gave during the chat, in order.
+        stop_reason: which rule ended the chat and which agent triggered it.
+    """
+
+    chat_id: int | None = None
+    chat_history: list[Message] = field(default_factory=list)
+    summary: Any = None
+    cost: dict[str, Any] = field(default_factory=dict)
+    human_input: list[str] = field(default_factory=list)
+    stop_reason: StopReason | None = None

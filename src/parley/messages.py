@@ -1,0 +1,169 @@
+"""Messages in OpenAI chat format, and each participant's view of a conversation.
+
+A message is a plain ``dict`` with the keys ``role``, ``content``, ``name``, ``tool_calls``,
+``tool_call_id`` and, for a reply that carries several tool results, ``tool_responses`` (as AG2 keeps
+them). Messages are never mutated after they are appended to a conversation, so views share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+Message = dict[str, Any]
+
+#: Keys a conversation keeps from a message; anything else a caller passes is dropped.
+MESSAGE_KEYS = ("content", "tool_calls", "tool_responses", "tool_call_id", "name", "function_call", "context")
+
+
+def content_str(content: Any) -> str:
+    """Return the text of a message's ``content``: a string, ``None`` or a list of content parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return str(content)
+
+
+def to_message(message: Any, *, parameter: str = "message") -> Message:
+    """Turn a string or a message dict into a new message dict, or fail naming ``parameter``.
+
+    Raises:
+        TypeError: ``message`` is neither a string nor a dict.
+        ValueError: the dict has neither ``content`` nor ``tool_calls``.
+    """
+    if isinstance(message, str):
+        return {"content": message}
+    if not isinstance(message, dict):
+        raise TypeError(
+            f"{parameter} must be a string or a message dict, not {type(message).__name__}: {message!r:.80}"
+        )
+    kept = {key: message[key] for key in MESSAGE_KEYS if message.get(key) is not None}
+    if "content" not in kept:
+        if not (kept.get("tool_calls") or kept.get("function_call")):
+            raise ValueError(f"{parameter} needs 'content' or 'tool_calls'; got keys {sorted(message)}")
+        kept["content"] = None
+    role = message.get("role")
+    if role in ("tool", "function"):
+        kept["role"] = role
+    elif "override_role" in message:
+        kept["role"] = message["override_role"]
+    return kept
+
+
+def as_logged(message: Message, speaker_name: str) -> Message:
+    """The message as the conversation log keeps it: named after its speaker, with a role.
+
+    Plain messages get the role ``user`` (the role every other participant reads them with), a message
+    with tool calls is ``assistant`` (only the assistant may call tools), tool results stay ``tool``.
+    """
+    logged = dict(message)
+    if logged.get("tool_calls") or logged.get("function_call"):
+        logged["role"] = "assistant"
+    elif "role" not in logged:
+        logged["role"] = "user"
+    logged.setdefault("name", speaker_name)
+    return logged
+
+
+def as_own(logged: Message) -> Message:
+    """The speaker's own view of a logged message: plain messages become ``assistant``."""
+    if logged["role"] != "user":
+        return logged
+    own = dict(logged)
+    own["role"] = "assistant"
+    return own
+
+
+def for_model(message: Message) -> Iterator[Message]:
+    """The OpenAI-format messages a logged message stands for in a model request.
+
+    A message with ``tool_responses`` expands into its tool messages (followed by the message itself
+    unless it is a tool message, whose content just repeats them).
+    """
+    responses = message.get("tool_responses")
+    if not responses:
+        yield message
+        return
+    yield from responses
+    if message.get("role") != "tool":
+        yield {key: value for key, value in message.items() if key != "tool_responses"}
+
+
+class MessageSequence(Sequence[Message]):
+    """A read-only sequence of a request's system messages followed by a conversation view.
+
+    Built in O(1) however long the conversation is; valid while the model call runs. Copy it with
+    ``list()`` to keep it.
+    """
+
+    __slots__ = ("_head", "_tail")
+
+    def __init__(self, head: Sequence[Message], tail: Sequence[Message]) -> None:
+        self._head = head
+        self._tail = tail
+
+    def __len__(self) -> int:
+        return len(self._head) + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("message index out of range")
+        head = len(self._head)
+        return self._head[index] if index < head else self._tail[index - head]
+
+    def __iter__(self) -> Iterator[Message]:
+        yield from self._head
+        yield from self._tail
+
+    def __repr__(self) -> str:
+        return f"MessageSequence({list(self)!r})"
+
+
+class View:
+    """One participant's view of one conversation, kept up to date message by message.
+
+    ``messages`` is what AG2 calls ``chat_messages[peer]``: the participant's own messages with the role
+    ``assistant``, everyone else's as ``user`` with the speaker's ``name``. ``model_messages`` is the same
+    conversation flattened into pure OpenAI format for a model request.
+    """
+
+    __slots__ = ("_added", "_model_messages", "messages")
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._model_messages: list[Message] = []
+        self._added = 0
+
+    def add(self, message: Message) -> None:
+        """Append one message (already in this participant's perspective)."""
+        self.messages.append(message)
+        self._added += 1
+        if message.get("tool_responses"):
+            self._model_messages.extend(for_model(message))
+        else:
+            self._model_messages.append(message)
+
+    @property
+    def model_messages(self) -> list[Message]:
+        """The view flattened for a model request; rebuilt only if ``messages`` was edited by hand."""
+        if self._added != len(self.messages):
+            self._model_messages = flatten_for_model(self.messages)
+            self._added = len(self.messages)
+        return self._model_messages
+
+
+def flatten_for_model(messages: Sequence[Message]) -> list[Message]:
+    """All of ``messages`` as OpenAI-format messages for a model request."""
+    return [flat for message in messages for flat in for_model(message)]

@@ -1,0 +1,177 @@
+"""Test doubles for models: a scripted model and a model that is a Python function.
+
+Plug either in wherever a model goes, as an agent's ``llm_config``::
+
+    agent = ConversableAgent("assistant", llm_config=ScriptedModel(["Hello!", "TERMINATE"]))
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from parley.messages import Message
+from parley.models.base import ModelError, ModelResponse, Usage
+
+_call_ids = itertools.count(1)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None) -> Message:
+    """An OpenAI-format tool call, for scripting a model that calls ``name`` with ``arguments``.
+
+    ``arguments`` may be a dict (encoded as JSON) or a string passed through as is, so a script can
+    also produce malformed arguments.
+    """
+    encoded = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    return {
+        "id": id or f"call_{next(_call_ids)}",
+        "type": "function",
+        "function": {"name": name, "arguments": encoded},
+    }
+
+
+ScriptItem = str | Message | list[Message] | ModelResponse | BaseException
+"""A scripted reply: text, a message dict, a list of tool calls, a full response, or an exception to raise."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request a model received: messages (system first), tool schemas and parameters."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def system_message(self) -> str | None:
+        """The content of the first system message, if any."""
+        first = self.messages[0] if self.messages else None
+        return first.get("content") if first and first.get("role") == "system" else None
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the tools offered to the model."""
+        return [tool["function"]["name"] for tool in self.tools]
+
+
+class ScriptExhaustedError(ModelError):
+    """A :class:`ScriptedModel` was called more times than it has replies."""
+
+
+def to_response(item: Any, model: str, usage: Usage | None = None) -> ModelResponse:
+    """Turn a scripted item (text, message dict, tool-call list, response) into a :class:`ModelResponse`."""
+    if isinstance(item, ModelResponse):
+        return item
+    if isinstance(item, str):
+        message: Message = {"role": "assistant", "content": item}
+    elif isinstance(item, list):
+        message = {"role": "assistant", "content": None, "tool_calls": item}
+    elif isinstance(item, dict) and item.get("type") == "function" and "function" in item:
+        message = {"role": "assistant", "content": None, "tool_calls": [item]}
+    elif isinstance(item, dict):
+        message = {"role": "assistant", "content": item.get("content"), **item}
+        message["role"] = "assistant"
+    else:
+        raise TypeError(f"a model reply must be text, a message dict or a list of tool calls, not {item!r}")
+    return ModelResponse(message, usage or Usage(), model=model)
+
+
+class ScriptedModel:
+    """A model that replies from a fixed script, in order, and records every request it received.
+
+    Items are replies: a string, a message dict, a :func:`tool_call` or a list of them, a
+    :class:`ModelResponse`, or an exception instance to raise. When the script runs out the model raises
+    :class:`ScriptExhaustedError` rather than inventing a reply.
+
+    Args:
+        replies: the script.
+        model: the model name reported in usage and cost.
+        usage: tokens to report for every call (default: none).
+        cost: cost to report for every call.
+        record: keep a copy of every request in :attr:`requests` (turn off for benchmarks).
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[ScriptItem],
+        *,
+        model: str = "scripted",
+        usage: Usage | None = None,
+        cost: float = 0.0,
+        record: bool = True,
+    ) -> None:
+        self._script = list(replies)
+        self._next = 0
+        self.model = model
+        self._usage = usage
+        self._cost = cost
+        self._record = record
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted replies are left."""
+        return len(self._script) - self._next
+
+    def create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        if self._record:
+            self.requests.append(ModelRequest(list(messages), list(tools or ()), dict(params)))
+        if self._next >= len(self._script):
+            raise ScriptExhaustedError(
+                f"ScriptedModel {self.model!r} has no reply left: it was called {self._next + 1} times "
+                f"but its script has {len(self._script)} replies"
+            )
+        item = self._script[self._next]
+        self._next += 1
+        if isinstance(item, BaseException):
+            raise item
+        response = to_response(item, self.model, self._usage)
+        response.cost = response.cost or self._cost
+        return response
+
+    async def a_create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        return self.create(messages, tools, **params)
+
+
+ModelFunction = Callable[[ModelRequest], Any]
+
+
+class FunctionModel:
+    """A model whose reply is computed by a Python function of the request.
+
+    The function takes a :class:`ModelRequest` and returns what a :class:`ScriptedModel` item may be
+    (text, a message dict, tool calls, a :class:`ModelResponse`); it may be ``async``.
+    """
+
+    def __init__(
+        self, function: ModelFunction | Callable[[ModelRequest], Awaitable[Any]], *, model: str = "function"
+    ):
+        if not callable(function):
+            raise TypeError(f"FunctionModel needs a callable, not {function!r}")
+        self.function = function
+        self.model = model
+
+    def create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        result = self.function(ModelRequest(list(messages), list(tools or ()), dict(params)))
+        if inspect.iscoroutine(result):
+            result.close()
+            raise TypeError("this FunctionModel's function is async: run the chat with a_initiate_chat")
+        return to_response(result, self.model)
+
+    async def a_create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        result = self.function(ModelRequest(list(messages), list(tools or ()), dict(params)))
+        if inspect.isawaitable(result):
+            result = await result
+        return to_response(result, self.model)

@@ -1,0 +1,82 @@
+"""Registered reply functions: their entries and the triggers that select them."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parley.agent import Agent
+
+ReplyFunction = Callable[..., Any]
+"""``(recipient, messages, sender, config) -> (final, reply)``, sync or async."""
+
+Trigger = Any
+"""A class, an agent, an agent name, a callable ``(sender) -> bool``, a list of these, or ``None``."""
+
+
+def reply_entry(
+    trigger: Trigger,
+    reply_func: ReplyFunction,
+    config: Any,
+    reset_config: Callable[[Any], None] | None,
+    ignore_async_in_sync_chat: bool,
+    async_twin: ReplyFunction | None = None,
+) -> dict[str, Any]:
+    """One entry of an agent's ``_reply_func_list``, in AG2's shape."""
+    if not callable(reply_func):
+        raise TypeError(f"reply_func must be callable, not {reply_func!r}")
+    check_trigger(trigger)
+    return {
+        "trigger": trigger,
+        "reply_func": reply_func,
+        "config": config,
+        "init_config": config,
+        "reset_config": reset_config,
+        "ignore_async_in_sync_chat": ignore_async_in_sync_chat and inspect.iscoroutinefunction(reply_func),
+        "is_async": inspect.iscoroutinefunction(reply_func),
+        "async_twin": async_twin,
+    }
+
+
+def check_trigger(trigger: Trigger) -> None:
+    """Fail early, naming the trigger, if it is of a kind that can never match."""
+    from parley.agent import Agent
+
+    if trigger is None or isinstance(trigger, str | type | Agent) or callable(trigger):
+        return
+    if isinstance(trigger, list):
+        for item in trigger:
+            check_trigger(item)
+        return
+    raise ValueError(
+        f"unsupported reply trigger {trigger!r}: use a class, an agent, a name, a callable, a list or None"
+    )
+
+
+def matches(trigger: Trigger, sender: Agent | None) -> bool:
+    """Whether a reply function registered with ``trigger`` answers ``sender``."""
+    from parley.agent import Agent
+
+    if trigger is None:
+        return sender is None
+    if isinstance(trigger, type):
+        return isinstance(sender, trigger)
+    if isinstance(trigger, list):
+        return any(matches(item, sender) for item in trigger)
+    if sender is None:
+        return False
+    if isinstance(trigger, str):
+        return trigger == sender.name
+    if isinstance(trigger, Agent):
+        return trigger is sender
+    result = trigger(sender)
+    if not isinstance(result, bool):
+        raise TypeError(f"reply trigger {trigger!r} must return a bool, returned {result!r}")
+    return result
+
+
+def function_name(func: ReplyFunction) -> str:
+    """A reply function's name for stop reasons."""
+    return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)

@@ -1,0 +1,81 @@
+"""How a finished chat is summarized: ``last_msg``, ``reflection_with_llm``, or a callable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from parley.messages import Message, MessageSequence, content_str, flatten_for_model
+
+if TYPE_CHECKING:
+    from parley.agent import ConversableAgent
+
+SummaryMethod = Literal["last_msg", "reflection_with_llm"] | Callable[..., Any] | None
+
+DEFAULT_SUMMARY_PROMPT = (
+    "Summarize what the conversation above established, in a few sentences. Start directly with the summary."
+)
+SUMMARY_METHODS = ("last_msg", "reflection_with_llm")
+
+
+def check_summary_method(summary_method: Any) -> None:
+    """Fail early, naming it, on a summary method that does not exist."""
+    if summary_method is None or callable(summary_method) or summary_method in SUMMARY_METHODS:
+        return
+    raise ValueError(
+        f"summary_method must be one of {SUMMARY_METHODS} or a callable (sender, recipient, summary_args), "
+        f"not {summary_method!r}"
+    )
+
+
+async def summarize(
+    sender: ConversableAgent,
+    recipient: ConversableAgent,
+    summary_method: SummaryMethod,
+    summary_args: dict[str, Any],
+    *,
+    sync: bool,
+) -> Any:
+    """The summary of the chat between ``sender`` (the initiator) and ``recipient``."""
+    if summary_method is None:
+        return ""
+    if summary_method == "last_msg":
+        return last_message_summary(recipient.chat_messages_for_summary(sender))
+    if summary_method == "reflection_with_llm":
+        return await reflect_with_llm(sender, recipient, summary_args, sync=sync)
+    assert callable(summary_method)
+    return summary_method(sender, recipient, summary_args)
+
+
+def last_message_summary(messages: list[Message]) -> str:
+    """The last message's text, without the word ``TERMINATE``."""
+    if not messages:
+        return ""
+    return content_str(messages[-1].get("content")).replace("TERMINATE", "")
+
+
+async def reflect_with_llm(
+    sender: ConversableAgent, recipient: ConversableAgent, summary_args: dict[str, Any], *, sync: bool
+) -> str:
+    """Ask a model to summarize the conversation.
+
+    The recipient's model is used (the sender's if the recipient has none); the request is the
+    conversation followed by ``summary_args["summary_prompt"]`` as a ``summary_role`` (``system``) message.
+    """
+    prompt = summary_args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
+    if not isinstance(prompt, str):
+        raise ValueError(f"summary_args['summary_prompt'] must be a string, not {prompt!r}")
+    role = summary_args.get("summary_role") or "system"
+    if not isinstance(role, str):
+        raise ValueError(f"summary_args['summary_role'] must be a string, not {role!r}")
+    client = recipient.client or sender.client
+    if client is None:
+        raise ValueError(
+            f"summary_method='reflection_with_llm' needs a model, but neither {recipient.name} nor "
+            f"{sender.name} has one (llm_config=False)"
+        )
+    conversation = flatten_for_model(recipient.chat_messages_for_summary(sender))
+    request = MessageSequence(conversation, [{"role": role, "content": prompt}])
+    response = client.create(request) if sync else await client.a_create(request)
+    sender._record_usage(response)
+    return content_str(response.message.get("content"))
