@@ -887,15 +887,8 @@ class ConversableAgent(Agent):
             )
         if isinstance(message, dict):
             to_message(message)
-        self._prepare_chat(recipient, clear_history)
-        recipient._prepare_chat(self, clear_history)
-        self.reply_at_receive[recipient] = max_turns is None
-        conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
-        chat = Chat(
-            {self: recipient, recipient: self},
-            Alternating(self, recipient),
-            conditions=conditions,
-            silent=bool(silent),
+        chat = recipient._chat_started_by(
+            self, max_turns=max_turns, clear_history=clear_history, silent=bool(silent)
         )
         if max_turns != 0 and message is not None:
             chat.append(to_message(self._initial_message(message, recipient, kwargs)), self)
@@ -915,6 +908,24 @@ class ConversableAgent(Agent):
         reply = await self._ask_human(">", sync)
         chat.human_input.append(reply)
         return _with_carryover(reply, kwargs.get("carryover"))
+
+    def _chat_started_by(
+        self, initiator: ConversableAgent, *, max_turns: int | None, clear_history: bool, silent: bool
+    ) -> Chat:
+        """The chat ``initiator.initiate_chat(self, ...)`` runs; the initiator then appends its message.
+
+        A two-agent chat by default; a group chat manager returns its group chat instead.
+        """
+        initiator._prepare_chat(self, clear_history)
+        self._prepare_chat(initiator, clear_history)
+        initiator.reply_at_receive[self] = max_turns is None
+        conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
+        return Chat(
+            {initiator: self, self: initiator},
+            Alternating(initiator, self),
+            conditions=conditions,
+            silent=silent,
+        )
 
     def _prepare_chat(self, recipient: ConversableAgent, clear_history: bool) -> None:
         self.reset_consecutive_auto_reply_counter(recipient)

@@ -40,11 +40,18 @@ async def summarize(
     if summary_method is None:
         return ""
     if summary_method == "last_msg":
-        return last_message_summary(recipient.chat_messages_for_summary(sender))
+        return last_message_summary(conversation_of(sender, recipient))
     if summary_method == "reflection_with_llm":
         return await reflect_with_llm(sender, recipient, summary_args, sync=sync)
     assert callable(summary_method)
     return summary_method(sender, recipient, summary_args)
+
+
+def conversation_of(sender: ConversableAgent, recipient: ConversableAgent) -> list[Message]:
+    """The chat as the recipient saw it, or as the sender saw it if the recipient keeps no view
+    (a group chat manager)."""
+    view = recipient._views.get(sender)
+    return view.messages if view is not None and view.messages else sender.chat_messages_for_summary(recipient)
 
 
 def last_message_summary(messages: list[Message]) -> str:
@@ -74,7 +81,7 @@ async def reflect_with_llm(
             f"summary_method='reflection_with_llm' needs a model, but neither {recipient.name} nor "
             f"{sender.name} has one (llm_config=False)"
         )
-    conversation = flatten_for_model(recipient.chat_messages_for_summary(sender))
+    conversation = flatten_for_model(conversation_of(sender, recipient))
     request = MessageSequence(conversation, [{"role": role, "content": prompt}])
     response = client.create(request) if sync else await client.a_create(request)
     sender._record_usage(response)
