@@ -1,6 +1,7 @@
 """parley: conversations between LLM-backed agents, with AG2's classic API on one small engine."""
 
-from parley.agent import Agent, AssistantAgent, ConversableAgent, UserProxyAgent
+from parley.agent import Agent, ConversableAgent
+from parley.assistants import AssistantAgent, UserProxyAgent
 from parley.chat_result import ChatResult
 from parley.engine import Chat
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call

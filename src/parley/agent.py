@@ -10,15 +10,17 @@ from typing import Any, Literal
 
 from parley.chat_result import ChatResult
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
-from parley.events import ContextUpdated, Notice, ToolExecuting
-from parley.messages import Message, View, as_logged, content_str, flatten_for_model, to_message
-from parley.models.base import ModelClient, ModelResponse
+from parley.human_reply import HumanReplyMixin
+from parley.llm_reply import ModelReplyMixin, request_params
+from parley.messages import Message, View, as_logged, content_str, to_message
+from parley.models.base import ModelClient
 from parley.models.config import model_client_from_llm_config
 from parley.models.usage import UsageSummary
 from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
 from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
-from parley.tools import Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
+from parley.tool_use import ToolUseMixin
+from parley.tools import Tool, as_tool
 
 HumanInputMode = Literal["ALWAYS", "NEVER", "TERMINATE"]
 HUMAN_INPUT_MODES = ("ALWAYS", "NEVER", "TERMINATE")
@@ -65,7 +67,7 @@ class Agent:
         return f"{type(self).__name__}(name={self._name!r})"
 
 
-class ConversableAgent(Agent):
+class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     """An agent that converses: it replies through an ordered chain of reply functions.
 
     The default chain, first to last: the termination and human-input check, tool execution, the model.
@@ -137,7 +139,7 @@ class ConversableAgent(Agent):
         self._code_execution_config = code_execution_config
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
-        self._llm_params: dict[str, Any] = _request_params(llm_config)
+        self._llm_params: dict[str, Any] = request_params(llm_config)
         self._views: dict[Agent, View] = {}
         self._consecutive_auto_reply_counter: defaultdict[Agent | None, int] = defaultdict(int)
         self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(
@@ -231,6 +233,9 @@ class ConversableAgent(Agent):
     def chat_messages(self) -> defaultdict[Agent, list[Message]]:
         """``{peer: messages}``: this agent's view of each conversation it has had."""
         return defaultdict(list, {peer: view.messages for peer, view in self._views.items()})
+
+    def _view_messages(self, sender: Agent | None) -> list[Message]:
+        return self._view(sender).messages if sender is not None else []
 
     def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
         """The messages of the conversation with ``agent``."""
@@ -417,294 +422,6 @@ class ConversableAgent(Agent):
         for hook in self.hook_lists["process_message_before_send"]:
             reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
         return to_message(reply, parameter=f"the reply of {self.name}")
-
-    # ------------------------------------------------------------------------------------------------
-    # built-in reply functions
-
-    def check_termination_and_human_reply(
-        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        """Ask the human or end the chat, as ``human_input_mode``, ``is_termination_msg`` and
-        ``max_consecutive_auto_reply`` say. ``(False, None)`` lets the chain go on to an auto-reply."""
-        return run_sync(self._termination_and_human_reply(messages, sender, sync=True))
-
-    async def a_check_termination_and_human_reply(
-        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        """Async twin of :meth:`check_termination_and_human_reply`."""
-        return await self._termination_and_human_reply(messages, sender, sync=False)
-
-    async def _termination_and_human_reply(
-        self, messages: list[Message] | None, sender: Agent | None, *, sync: bool
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        if messages is None:
-            messages = self._view(sender).messages if sender is not None else []
-        if not messages:
-            return False, None
-        message = messages[-1]
-        sender_name = "the sender" if sender is None else sender.name
-        mode = self.human_input_mode
-        reply = ""
-        stop: StopReason | None = None
-        asked = False
-        if mode == "ALWAYS":
-            reply = await self._ask_human(
-                f"Replying as {self.name}. Provide feedback to {sender_name}. Press enter to skip and use "
-                "auto-reply, or type 'exit' to end the conversation: ",
-                sync,
-            )
-            asked = True
-            if not reply and self._is_termination_msg(message):
-                stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
-        elif self._consecutive_auto_reply_counter[sender] >= self._max_consecutive_auto_reply_dict[sender]:
-            limit = self._max_consecutive_auto_reply_dict[sender]
-            if mode == "NEVER":
-                stop = StopReason(
-                    StopKind.MAX_CONSECUTIVE_AUTO_REPLY,
-                    f"{self.name} reached max_consecutive_auto_reply ({limit})",
-                    self.name,
-                )
-                reply = "exit"
-            else:
-                terminate = self._is_termination_msg(message)
-                reply = await self._ask_human(
-                    self._feedback_prompt(sender_name, auto_reply=not terminate), sync
-                )
-                asked = True
-                if not reply and terminate:
-                    stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
-        elif self._is_termination_msg(message):
-            if mode == "NEVER":
-                stop, reply = self._termination_stop(sender_name, ""), "exit"
-            else:
-                reply = await self._ask_human(self._feedback_prompt(sender_name, auto_reply=False), sync)
-                asked = True
-                if not reply:
-                    stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
-        if asked and not reply:
-            self._notice("NO HUMAN INPUT RECEIVED.")
-        if reply == "exit":
-            self._consecutive_auto_reply_counter[sender] = 0
-            self._stop_reason = stop or StopReason(
-                StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
-            )
-            return True, None
-        if reply or self._max_consecutive_auto_reply_dict[sender] == 0:
-            self._consecutive_auto_reply_counter[sender] = 0
-            return True, _human_reply(reply, message)
-        self._consecutive_auto_reply_counter[sender] += 1
-        if mode != "NEVER":
-            self._notice("USING AUTO REPLY...")
-        return False, None
-
-    @staticmethod
-    def _feedback_prompt(sender_name: str, *, auto_reply: bool) -> str:
-        skip = (
-            "Press enter to skip and use auto-reply, or type 'exit'"
-            if auto_reply
-            else "Press enter or type 'exit'"
-        )
-        return f"Please give feedback to {sender_name}. {skip} to stop the conversation: "
-
-    def _termination_stop(self, sender_name: str, suffix: str) -> StopReason:
-        detail = f"{self.name} received a termination message from {sender_name}"
-        return StopReason(StopKind.TERMINATION_MSG, f"{detail} {suffix}".strip(), self.name)
-
-    def _notice(self, text: str) -> None:
-        if self._chat is not None and self._chat.listeners:
-            self._chat.emit(Notice(text))
-
-    async def _ask_human(self, prompt: str, sync: bool) -> str:
-        reply = self.get_human_input(prompt) if sync else await self.a_get_human_input(prompt)
-        if not isinstance(reply, str):
-            raise TypeError(f"get_human_input of {self.name} must return a string, returned {reply!r}")
-        self._human_input.append(reply)
-        if self._chat is not None:
-            self._chat.human_input.append(reply)
-        return reply
-
-    def get_human_input(self, prompt: str, **kwargs: Any) -> str:
-        """Ask the human at the console. Replace it on an instance to answer from elsewhere."""
-        return input(prompt)
-
-    async def a_get_human_input(self, prompt: str, **kwargs: Any) -> str:
-        """Async twin of :meth:`get_human_input`.
-
-        Calls a replaced ``get_human_input`` (awaiting it if it is async), else reads the console in a thread.
-        """
-        if self._asks_console():
-            import asyncio
-
-            return await asyncio.to_thread(input, prompt)
-        reply = self.get_human_input(prompt, **kwargs)
-        return await reply if inspect.isawaitable(reply) else reply
-
-    def _asks_console(self) -> bool:
-        return (
-            "get_human_input" not in self.__dict__
-            and type(self).get_human_input is ConversableAgent.get_human_input
-        )
-
-    def generate_oai_reply(
-        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        """Ask this agent's model for a reply (``(False, None)`` when the agent has no model)."""
-        client = config if isinstance(config, ModelClient) else self.client
-        if client is None:
-            return False, None
-        request = self._model_request(messages, sender)
-        response = client.create(request, self._tool_schemas(), **self._llm_params)
-        return True, self._reply_from(response)
-
-    async def a_generate_oai_reply(
-        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        """Async twin of :meth:`generate_oai_reply`."""
-        client = config if isinstance(config, ModelClient) else self.client
-        if client is None:
-            return False, None
-        request = self._model_request(messages, sender)
-        response = await client.a_create(request, self._tool_schemas(), **self._llm_params)
-        return True, self._reply_from(response)
-
-    def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
-        from parley.messages import MessageSequence
-
-        view = self._views.get(sender) if sender is not None else None
-        if messages is None and view is not None:
-            messages = view.messages
-        if view is not None and messages is view.messages:
-            flat = view.model_messages
-        else:
-            flat = flatten_for_model(messages or [])
-        return MessageSequence(self._oai_system_message, flat)
-
-    def _record_usage(self, response: ModelResponse) -> None:
-        self.usage_summary.add(response)
-        if self._chat is not None:
-            self._chat.usage.add(response)
-
-    def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
-        self._record_usage(response)
-        message = response.message
-        if message.get("tool_calls"):
-            return {
-                "content": message.get("content"),
-                "role": "assistant",
-                "tool_calls": message["tool_calls"],
-            }
-        return message.get("content") or ""
-
-    def generate_tool_calls_reply(
-        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
-    ) -> tuple[bool, dict[str, Any] | None]:
-        """Run the tool calls of the last message with this agent's functions, and reply with the results."""
-        calls = self._pending_tool_calls(messages, sender)
-        if not calls:
-            return False, None
-        return True, self._tool_reply(
-            run_tool_calls(calls, self._function_map, self._context_variables, self._on_execute)
-        )
-
-    async def a_generate_tool_calls_reply(
-        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
-    ) -> tuple[bool, dict[str, Any] | None]:
-        """Async twin of :meth:`generate_tool_calls_reply`: async tools run concurrently."""
-        calls = self._pending_tool_calls(messages, sender)
-        if not calls:
-            return False, None
-        outcomes = await a_run_tool_calls(
-            calls, self._function_map, self._context_variables, self._on_execute
-        )
-        return True, self._tool_reply(outcomes)
-
-    def _pending_tool_calls(
-        self, messages: list[Message] | None, sender: Agent | None
-    ) -> list[dict[str, Any]]:
-        if messages is None:
-            messages = self._view(sender).messages if sender is not None else []
-        if not messages:
-            return []
-        return list(messages[-1].get("tool_calls") or [])
-
-    def _on_execute(self, tool: str, arguments: str, call_id: str | None) -> None:
-        if self._chat is not None and self._chat.listeners:
-            self._chat.emit(ToolExecuting(self.name, tool, arguments, call_id))
-
-    def _tool_reply(self, outcomes: list[ToolOutcome]) -> dict[str, Any]:
-        for outcome in outcomes:
-            if outcome.context_updates:
-                self._context_variables.update(outcome.context_updates)
-                if self._chat is not None and self._chat.listeners:
-                    self._chat.emit(ContextUpdated(self.name, outcome.context_updates))
-        handoffs = [outcome.handoff for outcome in outcomes if outcome.handoff is not None]
-        self._handoff_requested = handoffs[0] if handoffs else None
-        responses = [outcome.as_tool_message() for outcome in outcomes]
-        return {
-            "role": "tool",
-            "tool_responses": responses,
-            "content": "\n\n".join(r["content"] for r in responses),
-        }
-
-    _handoff_requested: Any = None
-
-    # ------------------------------------------------------------------------------------------------
-    # tools
-
-    def _add_llm_tool(self, tool: Tool) -> None:
-        self._llm_tools[tool.name] = tool
-        self._llm_tool_schemas = None
-
-    def _tool_schemas(self) -> list[dict[str, Any]]:
-        if self._llm_tool_schemas is None:
-            self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
-        return self._llm_tool_schemas
-
-    @property
-    def tools(self) -> list[Tool]:
-        """The tools this agent offers to its model."""
-        return list(self._llm_tools.values())
-
-    @property
-    def function_map(self) -> dict[str, Tool]:
-        """The functions this agent executes, by name."""
-        return dict(self._function_map)
-
-    def register_for_llm(
-        self, *, name: str | None = None, description: str | None = None, api_style: str = "tool"
-    ) -> Callable[[Callable[..., Any]], Tool]:
-        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature."""
-
-        def decorator(func: Callable[..., Any]) -> Tool:
-            tool = as_tool(func, name=name, description=description)
-            if self.client is None:
-                raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot call tools")
-            self._add_llm_tool(tool)
-            return tool
-
-        return decorator
-
-    def register_for_execution(
-        self, name: str | None = None, *, in_thread: bool = False
-    ) -> Callable[[Callable[..., Any]], Tool]:
-        """Decorator: let this agent execute the function when another agent's model calls it."""
-
-        def decorator(func: Callable[..., Any]) -> Tool:
-            tool = as_tool(func, name=name)
-            if in_thread:
-                tool.in_thread = True
-            self._function_map[tool.name] = tool
-            return tool
-
-        return decorator
-
-    def register_function(self, function_map: dict[str, Callable[..., Any] | None]) -> None:
-        """Add (or, with ``None``, remove) functions this agent executes, by name."""
-        for tool_name, function in function_map.items():
-            if function is None:
-                self._function_map.pop(tool_name, None)
-            else:
-                self._function_map[tool_name] = as_tool(function, name=tool_name)
 
     # ------------------------------------------------------------------------------------------------
     # context variables
@@ -990,109 +707,3 @@ def _with_carryover(message: Any, carryover: Any) -> Any:
     if isinstance(message, dict) and isinstance(message.get("content"), str):
         return {**message, "content": f"{message['content']}\nContext: \n{carryover}"}
     return message
-
-
-def _human_reply(reply: str, message: Message) -> dict[str, Any]:
-    response: dict[str, Any] = {"role": "user", "content": reply}
-    interrupted = [
-        {"role": "tool", "tool_call_id": call.get("id", ""), "content": "USER INTERRUPTED"}
-        for call in message.get("tool_calls") or ()
-    ]
-    if interrupted:
-        response["tool_responses"] = interrupted
-    return response
-
-
-_REQUEST_PARAMS = (
-    "temperature",
-    "max_tokens",
-    "top_p",
-    "stop",
-    "seed",
-    "response_format",
-    "frequency_penalty",
-    "presence_penalty",
-    "tool_choice",
-    "parallel_tool_calls",
-    "n",
-)
-
-
-def _request_params(llm_config: Any) -> dict[str, Any]:
-    if not isinstance(llm_config, dict):
-        return {}
-    return {key: llm_config[key] for key in _REQUEST_PARAMS if key in llm_config}
-
-
-class AssistantAgent(ConversableAgent):
-    """An assistant backed by a model: ``human_input_mode="NEVER"`` and an assistant system message."""
-
-    DEFAULT_SYSTEM_MESSAGE = (
-        "You are a helpful AI assistant. Solve the task you are given step by step, using your language "
-        "skills and the tools you have. Be concise. When the task is done, reply with just TERMINATE."
-    )
-    DEFAULT_DESCRIPTION = "A general-purpose assistant that solves tasks step by step."
-
-    def __init__(
-        self,
-        name: str,
-        system_message: str | None = DEFAULT_SYSTEM_MESSAGE,
-        llm_config: Any = None,
-        is_termination_msg: Callable[[Message], bool] | None = None,
-        max_consecutive_auto_reply: int | None = None,
-        human_input_mode: HumanInputMode = "NEVER",
-        description: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            name,
-            system_message,
-            is_termination_msg,
-            max_consecutive_auto_reply,
-            human_input_mode,
-            llm_config=llm_config,
-            description=description
-            if description is not None
-            else (self.DEFAULT_DESCRIPTION if system_message == self.DEFAULT_SYSTEM_MESSAGE else None),
-            **kwargs,
-        )
-
-
-class UserProxyAgent(ConversableAgent):
-    """A human's proxy: asks the human every time (``human_input_mode="ALWAYS"``) and has no model."""
-
-    DEFAULT_USER_PROXY_AGENT_DESCRIPTIONS = {
-        "ALWAYS": "The human user: answers questions about the task and reports the results of what they do.",
-        "TERMINATE": "The human user's proxy: lets the conversation run and steps in when it would end.",
-        "NEVER": "A proxy that acts for the user without asking them, running the tools it is given.",
-    }
-
-    def __init__(
-        self,
-        name: str,
-        is_termination_msg: Callable[[Message], bool] | None = None,
-        max_consecutive_auto_reply: int | None = None,
-        human_input_mode: HumanInputMode = "ALWAYS",
-        function_map: dict[str, Callable[..., Any]] | None = None,
-        code_execution_config: dict[str, Any] | Literal[False] = False,
-        default_auto_reply: str | dict[str, Any] = "",
-        llm_config: Any = False,
-        system_message: str | list[str] = "",
-        description: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            name=name,
-            system_message=system_message,
-            is_termination_msg=is_termination_msg,
-            max_consecutive_auto_reply=max_consecutive_auto_reply,
-            human_input_mode=human_input_mode,
-            function_map=function_map,
-            code_execution_config=code_execution_config,
-            llm_config=llm_config,
-            default_auto_reply=default_auto_reply,
-            description=description
-            if description is not None
-            else self.DEFAULT_USER_PROXY_AGENT_DESCRIPTIONS.get(human_input_mode, ""),
-            **kwargs,
-        )

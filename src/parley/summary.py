@@ -51,7 +51,9 @@ def conversation_of(sender: ConversableAgent, recipient: ConversableAgent) -> li
     """The chat as the recipient saw it, or as the sender saw it if the recipient keeps no view
     (a group chat manager)."""
     view = recipient._views.get(sender)
-    return view.messages if view is not None and view.messages else sender.chat_messages_for_summary(recipient)
+    return (
+        view.messages if view is not None and view.messages else sender.chat_messages_for_summary(recipient)
+    )
 
 
 def last_message_summary(messages: list[Message]) -> str:

@@ -1,0 +1,97 @@
+"""How an agent asks its model for a reply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from parley.messages import Message, MessageSequence, View, flatten_for_model
+from parley.models.base import ModelClient, ModelResponse
+from parley.models.usage import UsageSummary
+
+if TYPE_CHECKING:
+    from parley.agent import Agent
+    from parley.engine import Chat
+
+
+class ModelReplyMixin:
+    """The model reply function of :class:`~parley.agent.ConversableAgent`."""
+
+    client: ModelClient | None
+    usage_summary: UsageSummary
+    _chat: Chat | None
+    _views: dict[Agent, View]
+    _oai_system_message: list[Message]
+    _llm_params: dict[str, Any]
+
+    _tool_schemas: Callable[[], list[dict[str, Any]]]
+
+    def generate_oai_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Ask this agent's model for a reply (``(False, None)`` when the agent has no model)."""
+        client = config if isinstance(config, ModelClient) else self.client
+        if client is None:
+            return False, None
+        request = self._model_request(messages, sender)
+        response = client.create(request, self._tool_schemas(), **self._llm_params)
+        return True, self._reply_from(response)
+
+    async def a_generate_oai_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Async twin of :meth:`generate_oai_reply`."""
+        client = config if isinstance(config, ModelClient) else self.client
+        if client is None:
+            return False, None
+        request = self._model_request(messages, sender)
+        response = await client.a_create(request, self._tool_schemas(), **self._llm_params)
+        return True, self._reply_from(response)
+
+    def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
+        view = self._views.get(sender) if sender is not None else None
+        if messages is None and view is not None:
+            messages = view.messages
+        if view is not None and messages is view.messages:
+            flat = view.model_messages
+        else:
+            flat = flatten_for_model(messages or [])
+        return MessageSequence(self._oai_system_message, flat)
+
+    def _record_usage(self, response: ModelResponse) -> None:
+        self.usage_summary.add(response)
+        if self._chat is not None:
+            self._chat.usage.add(response)
+
+    def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
+        self._record_usage(response)
+        message = response.message
+        if message.get("tool_calls"):
+            return {
+                "content": message.get("content"),
+                "role": "assistant",
+                "tool_calls": message["tool_calls"],
+            }
+        return message.get("content") or ""
+
+
+REQUEST_PARAMS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop",
+    "seed",
+    "response_format",
+    "frequency_penalty",
+    "presence_penalty",
+    "tool_choice",
+    "parallel_tool_calls",
+    "n",
+)
+
+
+def request_params(llm_config: Any) -> dict[str, Any]:
+    """The request parameters (temperature...) an AG2 ``llm_config`` sets for every model call."""
+    if not isinstance(llm_config, dict):
+        return {}
+    return {key: llm_config[key] for key in REQUEST_PARAMS if key in llm_config}

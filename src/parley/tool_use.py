@@ -1,0 +1,154 @@
+"""How an agent offers tools to its model and executes the tool calls it receives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from parley.events import ContextUpdated, ToolExecuting
+from parley.messages import Message
+from parley.models.base import ModelClient
+from parley.tools import Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
+
+if TYPE_CHECKING:
+    from parley.agent import Agent, ConversableAgent
+    from parley.engine import Chat
+
+
+class ToolUseMixin:
+    """Tool registration and the tool-execution reply function of :class:`~parley.agent.ConversableAgent`."""
+
+    name: str
+    client: ModelClient | None
+    _chat: Chat | None
+    _context_variables: dict[str, Any]
+    _function_map: dict[str, Tool]
+    _llm_tools: dict[str, Tool]
+    _llm_tool_schemas: list[dict[str, Any]] | None
+
+    _view_messages: Callable[[Agent | None], list[Message]]
+
+    def generate_tool_calls_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Run the tool calls of the last message with this agent's functions, and reply with the results."""
+        calls = self._pending_tool_calls(messages, sender)
+        if not calls:
+            return False, None
+        return True, self._tool_reply(
+            run_tool_calls(calls, self._function_map, self._context_variables, self._on_execute)
+        )
+
+    async def a_generate_tool_calls_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Async twin of :meth:`generate_tool_calls_reply`: async tools run concurrently."""
+        calls = self._pending_tool_calls(messages, sender)
+        if not calls:
+            return False, None
+        outcomes = await a_run_tool_calls(
+            calls, self._function_map, self._context_variables, self._on_execute
+        )
+        return True, self._tool_reply(outcomes)
+
+    def _pending_tool_calls(
+        self, messages: list[Message] | None, sender: Agent | None
+    ) -> list[dict[str, Any]]:
+        if messages is None:
+            messages = self._view_messages(sender)
+        if not messages:
+            return []
+        return list(messages[-1].get("tool_calls") or [])
+
+    def _on_execute(self, tool: str, arguments: str, call_id: str | None) -> None:
+        if self._chat is not None and self._chat.listeners:
+            self._chat.emit(ToolExecuting(self.name, tool, arguments, call_id))
+
+    def _tool_reply(self, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+        for outcome in outcomes:
+            if outcome.context_updates:
+                self._context_variables.update(outcome.context_updates)
+                if self._chat is not None and self._chat.listeners:
+                    self._chat.emit(ContextUpdated(self.name, outcome.context_updates))
+        handoffs = [outcome.handoff for outcome in outcomes if outcome.handoff is not None]
+        self._handoff_requested = handoffs[0] if handoffs else None
+        responses = [outcome.as_tool_message() for outcome in outcomes]
+        return {
+            "role": "tool",
+            "tool_responses": responses,
+            "content": "\n\n".join(r["content"] for r in responses),
+        }
+
+    _handoff_requested: Any = None
+
+    # ------------------------------------------------------------------------------------------------
+    # tools
+
+    def _add_llm_tool(self, tool: Tool) -> None:
+        self._llm_tools[tool.name] = tool
+        self._llm_tool_schemas = None
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        if self._llm_tool_schemas is None:
+            self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
+        return self._llm_tool_schemas
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools this agent offers to its model."""
+        return list(self._llm_tools.values())
+
+    @property
+    def function_map(self) -> dict[str, Tool]:
+        """The functions this agent executes, by name."""
+        return dict(self._function_map)
+
+    def register_for_llm(
+        self, *, name: str | None = None, description: str | None = None, api_style: str = "tool"
+    ) -> Callable[[Callable[..., Any]], Tool]:
+        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature."""
+
+        def decorator(func: Callable[..., Any]) -> Tool:
+            tool = as_tool(func, name=name, description=description)
+            if self.client is None:
+                raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot call tools")
+            self._add_llm_tool(tool)
+            return tool
+
+        return decorator
+
+    def register_for_execution(
+        self, name: str | None = None, *, in_thread: bool = False
+    ) -> Callable[[Callable[..., Any]], Tool]:
+        """Decorator: let this agent execute the function when another agent's model calls it."""
+
+        def decorator(func: Callable[..., Any]) -> Tool:
+            tool = as_tool(func, name=name)
+            if in_thread:
+                tool.in_thread = True
+            self._function_map[tool.name] = tool
+            return tool
+
+        return decorator
+
+    def register_function(self, function_map: dict[str, Callable[..., Any] | None]) -> None:
+        """Add (or, with ``None``, remove) functions this agent executes, by name."""
+        for tool_name, function in function_map.items():
+            if function is None:
+                self._function_map.pop(tool_name, None)
+            else:
+                self._function_map[tool_name] = as_tool(function, name=tool_name)
+
+
+def register_function(
+    f: Callable[..., Any],
+    *,
+    caller: ConversableAgent,
+    executor: ConversableAgent,
+    name: str | None = None,
+    description: str | None = None,
+) -> Tool:
+    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it."""
+    tool = caller.register_for_llm(name=name, description=description)(f)
+    executor.register_for_execution(name=name)(tool)
+    return tool
