@@ -6,6 +6,7 @@ from parley.chat_result import ChatResult
 from parley.engine import Chat
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.termination import StopKind, StopReason
+from parley.tool_use import register_function
 from parley.tools import Tool
 
 __version__ = "0.1.0"
@@ -23,5 +24,6 @@ __all__ = [
     "StopReason",
     "Tool",
     "UserProxyAgent",
+    "register_function",
     "tool_call",
 ]

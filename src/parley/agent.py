@@ -641,6 +641,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             {initiator: self, self: initiator},
             Alternating(initiator, self),
             conditions=conditions,
+            context_variables=initiator._context_variables,
             silent=silent,
         )
 

@@ -201,7 +201,7 @@ class Chat:
     def _leave(self, saved: list[tuple[ConversableAgent, Chat | None, dict[str, Any]]]) -> None:
         for agent, chat, context in saved:
             agent._chat = chat
-            agent._context_variables = context if chat is not None else self.context_variables
+            agent._context_variables = context
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:

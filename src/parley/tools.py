@@ -401,12 +401,28 @@ def _field(annotation: Any, parameter: inspect.Parameter, doc: str | None) -> tu
 def _parameters_schema(model: type[BaseModel] | None) -> dict[str, Any]:
     if model is None:
         return {"type": "object", "properties": {}}
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
+    schema = _without_titles(model.model_json_schema())
     schema.setdefault("required", [])
     return schema
+
+
+def _without_titles(schema: Any) -> Any:
+    """Drop pydantic's generated ``title``s, which only repeat the names the model already sees."""
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    cleaned = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("default", "const", "enum", "examples"):
+            cleaned[key] = value
+        elif key in ("properties", "$defs"):
+            cleaned[key] = {name: _without_titles(sub) for name, sub in value.items()}
+        else:
+            cleaned[key] = _without_titles(value)
+    return cleaned
 
 
 def _summary_of(doc: str) -> str:
