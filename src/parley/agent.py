@@ -6,7 +6,7 @@ import inspect
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from parley.chat_result import ChatResult
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
@@ -21,6 +21,9 @@ from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import ToolUseMixin
 from parley.tools import Tool, as_tool
+
+if TYPE_CHECKING:
+    from parley.group.handoffs import Handoffs
 
 HumanInputMode = Literal["ALWAYS", "NEVER", "TERMINATE"]
 HUMAN_INPUT_MODES = ("ALWAYS", "NEVER", "TERMINATE")
@@ -155,6 +158,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
         self._stop_reason: StopReason | None = None
         self._human_input: list[str] = []
+        self._handoffs: Handoffs | None = None
         self.usage_summary = UsageSummary()
         self._register_default_replies()
         for tool_name, function in (function_map or {}).items():
@@ -324,9 +328,50 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if entry["is_async"] and not entry["ignore_async_in_sync_chat"]
         ]
 
+    @property
+    def handoffs(self) -> Handoffs:
+        """This agent's handoffs in swarms and group patterns: LLM conditions and after-work."""
+        if self._handoffs is None:
+            from parley.group.handoffs import Handoffs
+
+            self._handoffs = Handoffs()
+        return self._handoffs
+
+    def register_nested_chats(
+        self,
+        chat_queue: list[dict[str, Any]],
+        trigger: Trigger,
+        reply_func_from_nested_chats: str = "summary_from_nested_chats",
+        position: int | None = None,
+        use_async: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Reply to senders matching ``trigger`` with the summary of a queue of chats.
+
+        See :func:`parley.nested.register_nested_chats`. By default the nested chats answer right after
+        the termination and human check.
+        """
+        from parley.nested import register_nested_chats
+
+        if reply_func_from_nested_chats != "summary_from_nested_chats":
+            raise ValueError("only reply_func_from_nested_chats='summary_from_nested_chats' is supported")
+        if position is None:
+            position = 1 + next(
+                index
+                for index, entry in enumerate(self._reply_func_list)
+                if entry["reply_func"] is ConversableAgent.check_termination_and_human_reply
+            )
+        register_nested_chats(self, chat_queue, trigger, position=position, use_async=use_async)
+
+    def _take_handoff(self) -> Any:
+        handoff, self._handoff_requested = self._handoff_requested, None
+        return handoff
+
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
         for hook in self.hook_lists["update_agent_state"]:
             hook(self, messages)
+        if self._handoffs is not None and self._handoffs.llm_conditions:
+            self._handoffs.refresh(self, messages)
         hooks = self.hook_lists["process_last_received_message"]
         if hooks and messages and isinstance(messages[-1].get("content"), str):
             content = messages[-1]["content"]

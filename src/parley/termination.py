@@ -71,7 +71,7 @@ class MaxMessages:
     """Stop once ``limit`` messages have been appended since the chat started.
 
     Tool results produced within a speaker's own turn do not count when ``count_tool_results`` is off:
-    a swarm's round is one agent speaking.
+    a swarm's round is one agent speaking, with the tool calls it made run to the end.
     """
 
     limit: int
@@ -80,7 +80,12 @@ class MaxMessages:
     count_tool_results: bool = True
 
     def check(self, chat: Chat) -> StopReason | None:
-        count = chat.rounds if self.count_tool_results else chat.rounds - chat.tool_result_rounds
+        if self.count_tool_results:
+            count = chat.rounds
+        elif chat.messages and chat.messages[-1].get("tool_calls"):
+            return None
+        else:
+            count = chat.rounds - chat.tool_result_rounds
         if count >= self.limit:
             return StopReason(self.kind, self.detail, chat.last_speaker_name)
         return None

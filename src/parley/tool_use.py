@@ -13,6 +13,7 @@ from parley.tools import Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
     from parley.engine import Chat
+    from parley.group.handoffs import Handoffs
 
 
 class ToolUseMixin:
@@ -25,6 +26,7 @@ class ToolUseMixin:
     _function_map: dict[str, Tool]
     _llm_tools: dict[str, Tool]
     _llm_tool_schemas: list[dict[str, Any]] | None
+    _handoffs: Handoffs | None
 
     _view_messages: Callable[[Agent | None], list[Message]]
 
@@ -91,6 +93,8 @@ class ToolUseMixin:
     def _tool_schemas(self) -> list[dict[str, Any]]:
         if self._llm_tool_schemas is None:
             self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
+        if self._handoffs is not None and self._handoffs.offered_schemas:
+            return self._llm_tool_schemas + self._handoffs.offered_schemas
         return self._llm_tool_schemas
 
     @property

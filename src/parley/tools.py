@@ -29,18 +29,21 @@ class ToolDefinitionError(TypeError):
 class ToolResult:
     """Base for rich tool results: text for the model, context updates, and an optional handoff.
 
-    Subclasses (``SwarmResult``, ``ReplyResult``) set :attr:`values`, :attr:`context_variables` and a
-    handoff :attr:`agent` (an agent, an agent's name, or a transition target).
+    ``SwarmResult`` and ``ReplyResult`` are the two kinds; a handoff is an agent, an agent's name, or a
+    transition target.
     """
 
-    values: str
-    agent: Any
-    context_variables: Any
+    def result_text(self) -> str:
+        """What the model is told."""
+        raise NotImplementedError
 
-    @property
-    def handoff(self) -> Any:
+    def result_handoff(self) -> Any:
         """Where the conversation goes next, or ``None`` to stay with the caller."""
-        return self.agent
+        return None
+
+    def result_context(self) -> Any:
+        """Context-variable updates (a dict or ``ContextVariables``), or ``None``."""
+        return None
 
 
 @dataclass(slots=True)
@@ -161,11 +164,16 @@ def as_tool(func: Callable[..., Any] | Tool, name: str | None = None, descriptio
 # execution
 
 
+HandoffCheck = Callable[[Any], "str | None"]
+"""Says why a handoff a tool asked for cannot be taken, or ``None`` if it can."""
+
+
 def run_tool_calls(
     tool_calls: Sequence[dict[str, Any]],
     tools: dict[str, Tool],
     context_variables: dict[str, Any] | None,
     on_execute: Callable[[str, str, str | None], None] | None = None,
+    check_handoff: HandoffCheck | None = None,
 ) -> list[ToolOutcome]:
     """Run a model message's tool calls and return their outcomes in the order of the calls.
 
@@ -189,7 +197,7 @@ def run_tool_calls(
     if pending:
         for (index, _), outcome in zip(pending, _run_concurrently([aw for _, aw in pending]), strict=True):
             outcomes[index] = outcome
-    return _resolve_handoffs([outcome for outcome in outcomes if outcome is not None])
+    return _resolve_handoffs([outcome for outcome in outcomes if outcome is not None], check_handoff)
 
 
 async def a_run_tool_calls(
@@ -197,6 +205,7 @@ async def a_run_tool_calls(
     tools: dict[str, Tool],
     context_variables: dict[str, Any] | None,
     on_execute: Callable[[str, str, str | None], None] | None = None,
+    check_handoff: HandoffCheck | None = None,
 ) -> list[ToolOutcome]:
     """Like :func:`run_tool_calls`, on the running event loop; async tools run concurrently."""
     import asyncio
@@ -216,7 +225,7 @@ async def a_run_tool_calls(
             awaitables.append(asyncio.to_thread(_invoke, tool, call_id, arguments, context_variables))
         else:
             awaitables.append(_ready(_invoke(tool, call_id, arguments, context_variables)))
-    return _resolve_handoffs(list(await asyncio.gather(*awaitables)))
+    return _resolve_handoffs(list(await asyncio.gather(*awaitables)), check_handoff)
 
 
 def _plan(
@@ -270,9 +279,8 @@ def _failure(tool: Tool, call_id: str | None, error: Exception) -> ToolOutcome:
 
 def _outcome(tool: Tool, call_id: str | None, result: Any) -> ToolOutcome:
     if isinstance(result, ToolResult):
-        updates = result.context_variables
-        updates = dict(updates.to_dict() if hasattr(updates, "to_dict") else updates or {})
-        return ToolOutcome(call_id, tool.name, str(result.values), result.handoff, updates)
+        updates = dict(result.result_context() or {})
+        return ToolOutcome(call_id, tool.name, result.result_text(), result.result_handoff(), updates)
     if _is_handoff_target(result):
         return ToolOutcome(call_id, tool.name, f"Transferred to {_target_name(result)}.", handoff=result)
     return ToolOutcome(call_id, tool.name, result_text(result))
@@ -298,14 +306,23 @@ def _is_handoff_target(result: Any) -> bool:
 
 
 def _target_name(target: Any) -> str:
+    display_name = getattr(target, "display_name", None)
+    if callable(display_name):
+        return str(display_name())
     return str(getattr(target, "name", target))
 
 
-def _resolve_handoffs(outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
-    """First handoff wins; later ones are answered with a message saying they were not taken."""
+def _resolve_handoffs(outcomes: list[ToolOutcome], check_handoff: HandoffCheck | None) -> list[ToolOutcome]:
+    """Invalid handoffs become errors; the first valid one wins; later ones are answered as not taken."""
     taken: ToolOutcome | None = None
     for outcome in outcomes:
         if outcome.handoff is None:
+            continue
+        problem = check_handoff(outcome.handoff) if check_handoff is not None else None
+        if problem is not None:
+            outcome.content = f"Error: {outcome.name} cannot hand off: {problem}"
+            outcome.handoff = None
+            outcome.failed = True
             continue
         if taken is None:
             taken = outcome

@@ -1,0 +1,131 @@
+"""Running a swarm or group pattern on the engine: one function for both APIs, sync and async."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from parley.engine import Chat, run_sync
+from parley.group.context_variables import ContextVariables
+from parley.group.targets import AgentNameTarget, AgentTarget, TransitionTarget
+from parley.group.tool_execution import enable_own_tool_execution
+from parley.group.transitions import GroupManager, HandoffRule
+from parley.messages import to_message
+from parley.summary import last_message_summary
+from parley.termination import max_round_condition
+
+if TYPE_CHECKING:
+    from parley.agent import ConversableAgent
+    from parley.chat_result import ChatResult
+
+GroupOutcome = tuple["ChatResult", ContextVariables, "ConversableAgent"]
+
+
+async def run_group(
+    *,
+    initial_agent: ConversableAgent,
+    messages: str | list[dict[str, Any]],
+    agents: Sequence[ConversableAgent],
+    user_agent: ConversableAgent | None,
+    max_rounds: int,
+    context_variables: dict[str, Any] | None,
+    after_work: TransitionTarget,
+    silent: bool,
+    sync: bool,
+) -> GroupOutcome:
+    """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``."""
+    from parley.agent import ConversableAgent
+
+    agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
+    rule = HandoffRule(agents, initial_agent, user_agent, after_work)
+    _check_targets(rule, agents)
+    context = context_variables if isinstance(context_variables, ContextVariables) else None
+    if context is None:
+        context = ContextVariables(dict(context_variables or {}))
+    starter = user_agent or ConversableAgent("_User", llm_config=False, human_input_mode="NEVER")
+    for agent in [*agents, starter]:
+        agent._context_variables = context
+        enable_own_tool_execution(agent)
+    manager = GroupManager()
+    chat = Chat(
+        {agent: manager for agent in [starter, *agents]},
+        rule,
+        conditions=[max_round_condition(max_rounds, count_tool_results=False)],
+        context_variables=context,
+        silent=silent,
+    )
+    _append_initial_messages(chat, rule, messages, starter)
+    if sync:
+        chat.run()
+    else:
+        await chat.a_run()
+    history = starter._view(manager).messages
+    result = chat.result(history)
+    result.summary = last_message_summary(history)
+    last = chat.last_speaker or starter
+    return result, context, last
+
+
+def run_group_sync(**kwargs: Any) -> GroupOutcome:
+    """:func:`run_group`, synchronously."""
+    return run_sync(run_group(sync=True, **kwargs))
+
+
+def _checked_agents(
+    agents: Sequence[ConversableAgent],
+    initial_agent: ConversableAgent,
+    user_agent: ConversableAgent | None,
+    max_rounds: int,
+) -> list[ConversableAgent]:
+    from parley.agent import ConversableAgent
+
+    if not isinstance(agents, list | tuple) or not agents:
+        raise ValueError("agents must be a non-empty list of agents")
+    for agent in agents:
+        if not isinstance(agent, ConversableAgent):
+            raise TypeError(f"agents must be ConversableAgents, not {agent!r}")
+    names = [agent.name for agent in agents] + ([user_agent.name] if user_agent is not None else [])
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"agent names must be unique in a chat; repeated: {duplicates}")
+    if initial_agent not in agents:
+        raise ValueError(f"initial_agent {getattr(initial_agent, 'name', initial_agent)!r} is not in agents")
+    if user_agent is not None and not isinstance(user_agent, ConversableAgent):
+        raise TypeError(f"user_agent must be a ConversableAgent, not {user_agent!r}")
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+        raise ValueError(f"max_rounds must be a positive int, not {max_rounds!r}")
+    return list(agents)
+
+
+def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
+    owners: list[tuple[str, TransitionTarget | None]] = [("the chat's after_work", rule.after_work)]
+    for agent in agents:
+        owners.append((f"{agent.name}'s after-work", agent.handoffs.after_work))
+        owners.extend(
+            (f"{agent.name}'s handoff", condition.target) for condition in agent.handoffs.llm_conditions
+        )
+    for owner, target in owners:
+        if isinstance(target, AgentTarget | AgentNameTarget):
+            try:
+                rule.agent_for(target)
+            except ValueError as error:
+                raise ValueError(f"{owner}: {error}") from None
+
+
+def _append_initial_messages(
+    chat: Chat, rule: HandoffRule, messages: str | list[dict[str, Any]], starter: ConversableAgent
+) -> None:
+    if isinstance(messages, str):
+        chat.append(to_message(messages), starter)
+        return
+    if not isinstance(messages, list) or not messages:
+        raise TypeError("messages must be a string or a non-empty list of message dicts")
+    speakers = {agent.name: agent for agent in chat.participants}
+    for index, message in enumerate(messages):
+        name = message.get("name") if isinstance(message, dict) else None
+        if name is not None and name not in speakers:
+            raise ValueError(f"messages[{index}] is named {name!r}, which is not an agent of this chat")
+        chat.append(to_message(message, parameter=f"messages[{index}]"), speakers.get(name or "", starter))
+    chat.rounds, chat.tool_result_rounds = 1, 0
+    if len(messages) > 1:
+        rule.resume_with = rule.initial_agent

@@ -1,0 +1,126 @@
+"""Where a swarm or group chat goes next: transition targets and AG2's after-work options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parley.agent import ConversableAgent
+
+
+class AfterWorkOption(Enum):
+    """What happens after an agent replies without handing off: end, go back to the user, or stay."""
+
+    TERMINATE = "TERMINATE"
+    REVERT_TO_USER = "REVERT_TO_USER"
+    STAY = "STAY"
+
+
+class TransitionTarget:
+    """Base of every transition target. A tool may return one to hand the conversation over."""
+
+    _is_handoff_target = True
+
+    def display_name(self) -> str:
+        """How the target is named in events and stop reasons."""
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class AgentTarget(TransitionTarget):
+    """Hand the conversation to ``agent``."""
+
+    agent: ConversableAgent
+
+    def display_name(self) -> str:
+        return self.agent.name
+
+    @property
+    def agent_name(self) -> str:
+        return self.agent.name
+
+
+@dataclass(frozen=True)
+class AgentNameTarget(TransitionTarget):
+    """Hand the conversation to the agent called ``agent_name``."""
+
+    agent_name: str
+
+    def display_name(self) -> str:
+        return self.agent_name
+
+
+@dataclass(frozen=True)
+class TerminateTarget(TransitionTarget):
+    """End the chat."""
+
+    def display_name(self) -> str:
+        return "TERMINATE"
+
+
+@dataclass(frozen=True)
+class RevertToUserTarget(TransitionTarget):
+    """Hand the conversation to the user agent; end the chat if there is none."""
+
+    def display_name(self) -> str:
+        return "REVERT_TO_USER"
+
+
+@dataclass(frozen=True)
+class StayTarget(TransitionTarget):
+    """Let the agent that just spoke speak again."""
+
+    def display_name(self) -> str:
+        return "STAY"
+
+
+AfterWorkFunction = Callable[..., Any]
+"""``(last_speaker, messages, groupchat, context_variables) -> agent | AfterWorkOption | name | None``."""
+
+
+@dataclass(frozen=True)
+class FunctionTarget(TransitionTarget):
+    """Ask ``function`` where to go: an agent, an agent's name, an option or target, or ``None`` to end.
+
+    It is called as ``function(last_speaker, messages, groupchat, context_variables)``; a function that
+    takes three parameters (AG2 0.13.4's form) is called without ``context_variables``.
+    """
+
+    function: AfterWorkFunction
+
+    def display_name(self) -> str:
+        return getattr(self.function, "__name__", "after-work function")
+
+
+_OPTION_TARGETS: dict[AfterWorkOption, TransitionTarget] = {
+    AfterWorkOption.TERMINATE: TerminateTarget(),
+    AfterWorkOption.REVERT_TO_USER: RevertToUserTarget(),
+    AfterWorkOption.STAY: StayTarget(),
+}
+
+
+def as_target(value: Any, *, what: str) -> TransitionTarget:
+    """Normalize an agent, agent name, option, target or after-work function to a target.
+
+    Raises:
+        TypeError: ``value`` is none of these; the message names ``what`` it was given as.
+    """
+    from parley.agent import ConversableAgent
+
+    if isinstance(value, TransitionTarget):
+        return value
+    if isinstance(value, AfterWorkOption):
+        return _OPTION_TARGETS[value]
+    if isinstance(value, ConversableAgent):
+        return AgentTarget(value)
+    if isinstance(value, str):
+        return AgentNameTarget(value)
+    if callable(value):
+        return FunctionTarget(value)
+    raise TypeError(
+        f"{what} must be an agent, an agent's name, an AfterWorkOption, a transition target or a callable, "
+        f"not {value!r}"
+    )

@@ -1,0 +1,211 @@
+"""AG2's classic swarm: ``SwarmAgent``, handoffs, after-work and ``initiate_swarm_chat``, on the engine.
+
+A swarm is a chat whose next speaker is decided by handoffs (a tool's result, or an ``ON_CONDITION``
+the model chose), else by the speaker's after-work, else by the chat's after-work. See
+:class:`parley.group.transitions.HandoffRule`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from parley.agent import Agent, ConversableAgent
+from parley.assistants import UserProxyAgent
+from parley.engine import run_sync
+from parley.group.handoffs import OnCondition
+from parley.group.results import SwarmResult
+from parley.group.run import GroupOutcome, run_group
+from parley.group.targets import AfterWorkOption, TransitionTarget, as_target
+from parley.group.tool_execution import a_generate_swarm_tool_reply, generate_swarm_tool_reply
+from parley.messages import Message
+from parley.nested import process_nested_chat_carryover
+from parley.tools import Tool
+from parley.update_system_message import UPDATE_SYSTEM_MESSAGE, UpdateSystemMessage
+
+__all__ = [
+    "AFTER_WORK",
+    "ON_CONDITION",
+    "UPDATE_SYSTEM_MESSAGE",
+    "AfterWork",
+    "AfterWorkOption",
+    "OnCondition",
+    "SwarmAgent",
+    "SwarmResult",
+    "UpdateSystemMessage",
+    "a_initiate_swarm_chat",
+    "initiate_swarm_chat",
+    "register_hand_off",
+]
+
+
+@dataclass
+class AFTER_WORK:
+    """What happens when an agent replies with neither a handoff nor a tool call.
+
+    ``agent`` is an agent, an :class:`AfterWorkOption` (or its name: ``"TERMINATE"``, ``"REVERT_TO_USER"``,
+    ``"STAY"``), or a function ``(last_speaker, messages, groupchat, context_variables)`` returning an
+    agent, an option, or ``None`` to end the chat.
+    """
+
+    agent: Any
+
+    def __post_init__(self) -> None:
+        if isinstance(self.agent, str):
+            try:
+                self.agent = AfterWorkOption(self.agent.upper())
+            except ValueError:
+                options = ", ".join(option.value for option in AfterWorkOption)
+                raise ValueError(
+                    f"AFTER_WORK({self.agent!r}): a string must name an option ({options})"
+                ) from None
+        self.target: TransitionTarget = as_target(self.agent, what="AFTER_WORK's agent")
+
+
+AfterWork = AFTER_WORK
+
+
+class ON_CONDITION(OnCondition):
+    """Hand off to ``target`` when the model calls the ``transfer_to_<target>`` tool described by
+    ``condition``; ``available`` (a context-variable name or ``(agent, messages) -> bool``) switches it."""
+
+
+def register_hand_off(agent: ConversableAgent, hand_to: Any) -> None:
+    """Register handoffs on ``agent``: ``ON_CONDITION``s (in order) and an optional ``AFTER_WORK``."""
+    if not isinstance(agent, ConversableAgent):
+        raise TypeError(f"register_hand_off needs an agent, not {agent!r}")
+    for item in hand_to if isinstance(hand_to, list) else [hand_to]:
+        if isinstance(item, OnCondition):
+            agent.handoffs.add_llm_condition(item)
+        elif isinstance(item, AFTER_WORK):
+            agent.handoffs.set_after_work(item.target)
+        else:
+            raise TypeError(f"hand_to must hold ON_CONDITIONs and AFTER_WORKs, not {item!r}")
+
+
+class SwarmAgent(ConversableAgent):
+    """A ``ConversableAgent`` for swarms: it runs its own tools (with ``context_variables`` injected),
+    takes handoffs, and can update its state before each reply.
+
+    Args:
+        functions: tools the agent offers its model and runs itself.
+        update_agent_state_before_reply: functions ``(agent, messages)`` or ``UPDATE_SYSTEM_MESSAGE``\\ s
+            called each time the agent is selected, before it speaks.
+        **kwargs: everything ``ConversableAgent`` takes.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        system_message: str | None = "You are a helpful AI Assistant.",
+        llm_config: Any = None,
+        functions: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+        update_agent_state_before_reply: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            name,
+            system_message,
+            llm_config=llm_config,
+            functions=functions,
+            update_agent_state_before_reply=update_agent_state_before_reply,
+            **kwargs,
+        )
+        self.register_reply(
+            [Agent, None],
+            generate_swarm_tool_reply,
+            position=0,
+            async_twin=a_generate_swarm_tool_reply,
+        )
+
+    def register_hand_off(self, hand_to: Any) -> None:
+        """Register ``ON_CONDITION``\\ s and an optional ``AFTER_WORK`` on this agent."""
+        register_hand_off(self, hand_to)
+
+    def register_update_agent_state_before_reply(
+        self, functions: list[Callable[..., Any]] | Callable[..., Any] | None
+    ) -> None:
+        """Call each function (``(agent, messages)``, or an ``UPDATE_SYSTEM_MESSAGE``) before every reply."""
+        for function in [functions] if callable(functions) else functions or []:
+            if not callable(function):
+                raise TypeError(f"update_agent_state_before_reply takes callables, not {function!r}")
+            self.register_hook("update_agent_state", function)
+
+    def add_single_function(
+        self, func: Callable[..., Any], name: str | None = None, description: str = ""
+    ) -> None:
+        """Offer ``func`` to the model and run it here; ``context_variables`` stays out of its schema."""
+        tool = Tool(func, name=name, description=description or None)
+        self._add_llm_tool(tool)
+        self._function_map[tool.name] = tool
+
+    def add_functions(self, func_list: list[Callable[..., Any]]) -> None:
+        """:meth:`add_single_function` for each function."""
+        for func in func_list:
+            self.add_single_function(func)
+
+    def generate_swarm_tool_reply(
+        self, messages: list[Message] | None = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Run this agent's own pending tool calls (see :func:`generate_swarm_tool_reply`)."""
+        return generate_swarm_tool_reply(self, messages, sender, config)
+
+    process_nested_chat_carryover = staticmethod(process_nested_chat_carryover)
+
+
+def initiate_swarm_chat(
+    initial_agent: ConversableAgent,
+    messages: str | list[dict[str, Any]],
+    agents: list[ConversableAgent],
+    user_agent: UserProxyAgent | ConversableAgent | None = None,
+    max_rounds: int = 20,
+    context_variables: dict[str, Any] | None = None,
+    after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
+    *,
+    silent: bool = False,
+) -> GroupOutcome:
+    """Run a swarm from ``initial_agent`` until a handoff, after-work or limit ends it.
+
+    Args:
+        initial_agent: the first agent to reply.
+        messages: the first message, or a list of message dicts to resume a conversation (the initial
+            agent speaks next).
+        agents: the swarm's agents.
+        user_agent: the agent ``REVERT_TO_USER`` hands to; without one, reverting ends the chat.
+        max_rounds: the most messages in the chat, the first included; an agent's tool results belong
+            to its round.
+        context_variables: the shared context (updated in place when it is a ``ContextVariables``).
+        after_work: what happens when an agent replies with neither a handoff nor a tool call and has no
+            after-work of its own: an ``AFTER_WORK``, an option, an agent, or a function.
+        silent: do not print the conversation.
+
+    Returns:
+        ``(ChatResult, context_variables, last_speaker)``.
+    """
+    return run_sync(run_group(**_swarm_arguments(locals()), sync=True))
+
+
+async def a_initiate_swarm_chat(
+    initial_agent: ConversableAgent,
+    messages: str | list[dict[str, Any]],
+    agents: list[ConversableAgent],
+    user_agent: UserProxyAgent | ConversableAgent | None = None,
+    max_rounds: int = 20,
+    context_variables: dict[str, Any] | None = None,
+    after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
+    *,
+    silent: bool = False,
+) -> GroupOutcome:
+    """Async twin of :func:`initiate_swarm_chat`: async tools, models and humans are awaited."""
+    return await run_group(**_swarm_arguments(locals()), sync=False)
+
+
+def _swarm_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    after_work = arguments.pop("after_work")
+    if after_work is None:
+        after_work = AfterWorkOption.TERMINATE
+    arguments["after_work"] = (
+        after_work.target if isinstance(after_work, AFTER_WORK) else as_target(after_work, what="after_work")
+    )
+    return arguments

@@ -1,0 +1,212 @@
+"""Nested chats, chat queues and carryover, including a swarm inside a nested chat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    Agent,
+    ConversableAgent,
+    ScriptedModel,
+    StopKind,
+    SwarmAgent,
+    initiate_chats,
+    initiate_swarm_chat,
+    tool_call,
+)
+
+PARENT = [
+    {"role": "user", "content": "m1", "name": "user"},
+    {"role": "assistant", "content": "m2", "name": "a"},
+    {"role": "assistant", "content": None, "tool_calls": [tool_call("t")], "name": "a"},
+    {"role": "user", "content": "m3", "name": "user"},
+    {"role": "assistant", "content": "m4", "name": "a"},
+]
+
+
+def quiet(name: str, *replies: Any, **kwargs: Any) -> ConversableAgent:
+    kwargs.setdefault("human_input_mode", "NEVER")
+    llm_config = ScriptedModel(list(replies)) if replies else False
+    return ConversableAgent(name, llm_config=llm_config, default_auto_reply=f"{name} auto", **kwargs)
+
+
+def carried(method: Any, trim: int, *, recipient: ConversableAgent | None = None, **config: Any) -> str:
+    nested = recipient or quiet("nested")
+    chat = {
+        "recipient": nested,
+        "message": "Nested task",
+        "carryover_config": {"summary_method": method, **config},
+    }
+    SwarmAgent.process_nested_chat_carryover(
+        chat, quiet("outer"), PARENT, quiet("sender"), trim_n_messages=trim
+    )
+    return chat["message"]
+
+
+# process_nested_chat_carryover -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("trim", "expected"), [(0, "Nested task\nContext:\nm1\nm2\nm3\nm4"), (2, "Nested task\nContext:\nm1\nm2")]
+)
+def test_carryover_all(trim, expected):
+    assert carried("all", trim) == expected
+
+
+@pytest.mark.parametrize(
+    ("trim", "expected"), [(0, "Nested task\nContext:\nm4"), (2, "Nested task\nContext:\nm2")]
+)
+def test_carryover_last_msg(trim, expected):
+    assert carried("last_msg", trim) == expected
+
+
+@pytest.mark.parametrize(("trim", "seen"), [(0, ["m1", "m2", "m3", "m4"]), (2, ["m1", "m2"])])
+def test_carryover_reflection_with_llm_summarizes_with_the_nested_recipients_model(trim, seen):
+    model = ScriptedModel(["the summary"])
+    nested = ConversableAgent("nested", llm_config=model)
+
+    message = carried(
+        "reflection_with_llm", trim, recipient=nested, summary_args={"summary_prompt": "Sum up."}
+    )
+
+    assert message == "Nested task\nContext:\nthe summary"
+    assert [m["content"] for m in model.requests[0].messages] == [*seen, "Sum up."]
+    assert model.requests[0].messages[-1]["role"] == "system"
+
+
+@pytest.mark.parametrize(("trim", "count"), [(0, 4), (2, 2)])
+def test_carryover_callable_gets_the_kept_messages(trim, count):
+    def summarize(agent: ConversableAgent, messages: list[dict[str, Any]]) -> str:
+        return f"{agent.name} saw {len(messages)}"
+
+    assert carried(summarize, trim) == f"Nested task\nContext:\nouter saw {count}"
+
+
+def test_carryover_without_a_message_and_with_bad_config():
+    chat: dict[str, Any] = {"carryover_config": {"summary_method": "last_msg"}}
+    SwarmAgent.process_nested_chat_carryover(chat, quiet("r"), PARENT, quiet("s"))
+    assert chat["message"] == "Context:\nm4"
+
+    with pytest.raises(ValueError, match="summary_method"):
+        SwarmAgent.process_nested_chat_carryover({"carryover_config": {}}, quiet("r"), PARENT, quiet("s"))
+    with pytest.raises(ValueError, match="unknown carryover summary_method 'bogus'"):
+        carried("bogus", 0)
+    with pytest.raises(ValueError, match="trim_n_messages"):
+        carried("all", -1)
+
+
+def test_carryover_of_an_empty_conversation_is_empty():
+    chat = {"message": "task", "carryover_config": {"summary_method": "last_msg"}}
+    SwarmAgent.process_nested_chat_carryover(chat, quiet("r"), [], quiet("s"))
+    assert chat["message"] == "task\nContext:\n"
+
+
+# chat queues ----------------------------------------------------------------------------------------
+
+
+def test_initiate_chats_carries_each_summary_into_the_next_chat():
+    lead, writer, editor = quiet("lead"), quiet("writer", "draft v1"), quiet("editor", "edited")
+
+    results = initiate_chats(
+        [
+            {"sender": lead, "recipient": writer, "message": "Write.", "max_turns": 1, "silent": True},
+            {"sender": lead, "recipient": editor, "message": "Edit.", "max_turns": 1, "silent": True},
+        ]
+    )
+
+    assert [r.summary for r in results] == ["draft v1", "edited"]
+    assert results[1].chat_history[0]["content"] == "Edit.\nContext: \ndraft v1"
+
+
+def test_nested_chats_answer_with_the_summary_of_the_queue():
+    expert = quiet("expert", "The answer is 42.")
+    assistant = quiet("assistant")
+    assistant.register_nested_chats(
+        [{"recipient": expert, "max_turns": 1, "summary_method": "last_msg", "silent": True}], trigger=Agent
+    )
+    user = quiet("user")
+
+    result = user.initiate_chat(assistant, "What is the answer?", max_turns=1, silent=True)
+
+    assert result.chat_history[1]["content"] == "The answer is 42."
+    assert expert.client.requests[0].messages[-1]["content"] == "What is the answer?"
+
+
+def test_an_agent_in_a_swarm_runs_a_nested_chat_and_hands_its_summary_back():
+    expert = quiet("expert", "Use a torque wrench.")
+    researcher = SwarmAgent("researcher", llm_config=False, human_input_mode="NEVER")
+    researcher.register_nested_chats(
+        [
+            {
+                "recipient": expert,
+                "message": "Advice needed",
+                "carryover_config": {"summary_method": "last_msg"},
+                "max_turns": 1,
+                "silent": True,
+            }
+        ],
+        trigger=Agent,
+    )
+    writer = SwarmAgent(
+        "writer", llm_config=ScriptedModel(["Report: use a torque wrench."]), human_input_mode="NEVER"
+    )
+    researcher.register_hand_off(AFTER_WORK(writer))
+
+    result, _, _ = initiate_swarm_chat(researcher, "How to fix the wheel?", [researcher, writer], silent=True)
+
+    assert [(m["name"], m["content"]) for m in result.chat_history] == [
+        ("_User", "How to fix the wheel?"),
+        ("researcher", "Use a torque wrench."),
+        ("writer", "Report: use a torque wrench."),
+    ]
+    assert (
+        expert.client.requests[0].messages[-1]["content"] == "Advice needed\nContext:\nHow to fix the wheel?"
+    )
+
+
+def test_a_swarm_inside_a_nested_chat():
+    triage = SwarmAgent(
+        "triage", llm_config=ScriptedModel([[tool_call("transfer_to_billing")]]), human_input_mode="NEVER"
+    )
+    billing = SwarmAgent(
+        "billing", llm_config=ScriptedModel(["Refund of $5 issued."]), human_input_mode="NEVER"
+    )
+    triage.register_hand_off(ON_CONDITION(billing, "billing questions"))
+    desk = quiet("desk")
+    desk.register_nested_chats(
+        [{"swarm": {"initial_agent": triage, "agents": [triage, billing], "max_rounds": 10}, "silent": True}],
+        trigger=Agent,
+    )
+    customer = quiet("customer")
+
+    result = customer.initiate_chat(desk, "I was charged twice", max_turns=1, silent=True)
+
+    assert result.chat_history[1]["content"] == "Refund of $5 issued."
+    assert triage.client.requests[0].messages[-1] == {
+        "content": "I was charged twice",
+        "role": "user",
+        "name": "_User",
+    }
+    assert result.stop_reason.kind is StopKind.MAX_TURNS
+
+
+async def test_nested_chats_in_an_async_chat():
+    expert = quiet("expert", "async answer")
+    assistant = quiet("assistant")
+    assistant.register_nested_chats([{"recipient": expert, "max_turns": 1, "silent": True}], trigger=Agent)
+
+    result = await quiet("user").a_initiate_chat(assistant, "q", max_turns=1, silent=True)
+
+    assert result.chat_history[1]["content"] == "async answer"
+
+
+def test_bad_chat_queues():
+    agent = quiet("agent")
+    with pytest.raises(ValueError, match="non-empty list"):
+        agent.register_nested_chats([], trigger=Agent)
+    with pytest.raises(ValueError, match="needs a 'recipient'"):
+        initiate_chats([{"sender": agent, "message": "hi"}])

@@ -1,0 +1,507 @@
+"""Classic swarms: handoffs, after-work, context variables, SwarmResult, state updates and limits."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pytest
+
+from conftest import human
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    UPDATE_SYSTEM_MESSAGE,
+    AfterWorkOption,
+    ChatResult,
+    ContextVariables,
+    ScriptedModel,
+    StopKind,
+    SwarmAgent,
+    SwarmResult,
+    UserProxyAgent,
+    a_initiate_swarm_chat,
+    initiate_swarm_chat,
+    register_hand_off,
+    tool_call,
+)
+
+
+def agent(name: str, *replies: Any, **kwargs: Any) -> SwarmAgent:
+    kwargs.setdefault("human_input_mode", "NEVER")
+    return SwarmAgent(
+        name, system_message=f"You are {name}.", llm_config=ScriptedModel(list(replies)), **kwargs
+    )
+
+
+def turns(result: ChatResult) -> list[str]:
+    """Who spoke, one entry per round (an agent's tool results belong to its round)."""
+    return [message["name"] for message in result.chat_history if message["role"] != "tool"]
+
+
+def transfer(target: str) -> list[dict[str, Any]]:
+    return [tool_call(f"transfer_to_{target}")]
+
+
+# the seed's example: max_rounds ------------------------------------------------------------------------
+
+
+def test_max_rounds_with_after_work_handoffs_counts_the_first_message():
+    a, b, c = agent("agent_a", "a1", "a2"), agent("agent_b", "b1"), agent("agent_c", "c1")
+    register_hand_off(a, AFTER_WORK(b))
+    register_hand_off(b, AFTER_WORK(c))
+    register_hand_off(c, AFTER_WORK(a))
+
+    result, context, last = initiate_swarm_chat(
+        initial_agent=a, agents=[a, b, c], max_rounds=5, messages="first message", silent=True
+    )
+
+    # 1. user with "first message" > 2. agent_a > 3. agent_b > 4. agent_c > 5. agent_a > end
+    assert turns(result) == ["_User", "agent_a", "agent_b", "agent_c", "agent_a"]
+    assert [m["content"] for m in result.chat_history] == ["first message", "a1", "b1", "c1", "a2"]
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+    assert last is a
+    assert context == {}
+
+
+def test_max_rounds_with_tool_call_handoffs_counts_an_agents_tool_results_in_its_round():
+    a = agent("agent_a", transfer("agent_b"), transfer("agent_b"))
+    b, c = agent("agent_b", transfer("agent_c")), agent("agent_c", transfer("agent_a"))
+    a.register_hand_off(ON_CONDITION(b, "go to b"))
+    b.register_hand_off(ON_CONDITION(c, "go to c"))
+    c.register_hand_off(ON_CONDITION(a, "go to a"))
+
+    result, _, last = initiate_swarm_chat(a, "first message", [a, b, c], max_rounds=5, silent=True)
+
+    assert turns(result) == ["_User", "agent_a", "agent_b", "agent_c", "agent_a"]
+    call_id = result.chat_history[1]["tool_calls"][0]["id"]
+    assert result.chat_history[2] == {
+        "role": "tool",
+        "content": "Transferred to agent_b.",
+        "tool_responses": [{"role": "tool", "content": "Transferred to agent_b.", "tool_call_id": call_id}],
+        "name": "agent_a",
+    }
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+    assert last is a
+
+
+def test_the_model_sees_a_transfer_tool_described_by_the_condition():
+    b = agent("billing", "I can help with that.")
+    triage = agent("triage", transfer("billing"))
+    triage.register_hand_off([ON_CONDITION(b, "The customer has a question about an invoice.")])
+
+    result, _, _ = initiate_swarm_chat(triage, "My invoice is wrong", [triage, b], silent=True)
+
+    request = triage.client.requests[0]
+    assert request.tools == [
+        {
+            "type": "function",
+            "function": {
+                "name": "transfer_to_billing",
+                "description": "The customer has a question about an invoice.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    assert request.messages == [
+        {"content": "You are triage.", "role": "system"},
+        {"content": "My invoice is wrong", "role": "user", "name": "_User"},
+    ]
+    assert turns(result) == ["_User", "triage", "billing"]
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
+    assert result.stop_reason.agent == "billing"
+
+
+# after-work ---------------------------------------------------------------------------------------
+
+
+def test_terminate_after_work_ends_when_an_agent_replies_without_handing_off():
+    a = agent("a", "done")
+
+    result, _, last = initiate_swarm_chat(a, "hi", [a], silent=True)
+
+    assert turns(result) == ["_User", "a"]
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
+    assert last is a
+
+
+def test_revert_to_user_asks_the_users_human_and_returns_to_the_agent():
+    a = agent("a", "Which order?", "Refund issued.")
+    user = UserProxyAgent("user")
+    the_human = human(user, "order 42", "exit")
+
+    result, _, _ = initiate_swarm_chat(
+        a,
+        "I want a refund",
+        [a],
+        user_agent=user,
+        after_work=AFTER_WORK(AfterWorkOption.REVERT_TO_USER),
+        silent=True,
+    )
+
+    assert turns(result) == ["user", "a", "user", "a"]
+    assert [m["content"] for m in result.chat_history] == [
+        "I want a refund",
+        "Which order?",
+        "order 42",
+        "Refund issued.",
+    ]
+    assert the_human.prompts[0] == (
+        "Replying as user. Provide feedback to chat_manager. Press enter to skip and use auto-reply, "
+        "or type 'exit' to end the conversation: "
+    )
+    assert result.human_input == ["order 42", "exit"]
+    assert result.stop_reason.kind is StopKind.HUMAN_EXIT
+
+
+def test_revert_to_user_without_a_user_agent_ends_the_chat():
+    a = agent("a", "over to you")
+
+    result, _, _ = initiate_swarm_chat(a, "hi", [a], after_work=AFTER_WORK("REVERT_TO_USER"), silent=True)
+
+    assert turns(result) == ["_User", "a"]
+    assert result.stop_reason.kind is StopKind.NO_USER_TO_REVERT_TO
+    assert result.stop_reason.agent == "a"
+
+
+def test_stay_lets_the_same_agent_speak_until_the_limit():
+    a = agent("a", "one", "two", "three")
+
+    result, _, _ = initiate_swarm_chat(
+        a, "hi", [a], max_rounds=4, after_work=AFTER_WORK(AfterWorkOption.STAY), silent=True
+    )
+
+    assert turns(result) == ["_User", "a", "a", "a"]
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+
+
+def test_agent_level_after_work_overrides_the_chat_level():
+    a, b = agent("a", "a1"), agent("b", "b1", "b2")
+    a.register_hand_off(AFTER_WORK(b))
+
+    result, _, _ = initiate_swarm_chat(
+        a, "hi", [a, b], max_rounds=4, after_work=AFTER_WORK("STAY"), silent=True
+    )
+
+    assert turns(result) == ["_User", "a", "b", "b"]
+
+
+def test_after_work_function_gets_the_seeds_four_arguments():
+    a, b = agent("a", "a1"), agent("b", "b1")
+    seen: list[Any] = []
+
+    def route(last_speaker, messages, groupchat, context_variables):
+        seen.append((last_speaker.name, len(messages), groupchat.agent_names, dict(context_variables)))
+        return b if last_speaker is a else None
+
+    result, _, _ = initiate_swarm_chat(
+        a, "hi", [a, b], context_variables={"k": 1}, after_work=route, silent=True
+    )
+
+    assert turns(result) == ["_User", "a", "b"]
+    assert seen == [("a", 2, ["a", "b"], {"k": 1}), ("b", 3, ["a", "b"], {"k": 1})]
+    assert result.stop_reason.kind is StopKind.NO_NEXT_SPEAKER
+    assert "route returned None" in result.stop_reason.detail
+
+
+def test_after_work_function_in_ag2_s_three_argument_form_and_returning_options():
+    a = agent("a", "a1", "a2")
+
+    def route(last_speaker, messages, groupchat):
+        return AfterWorkOption.STAY if len(messages) < 3 else "TERMINATE"
+
+    result, _, _ = initiate_swarm_chat(a, "hi", [a], after_work=AFTER_WORK(route), silent=True)
+
+    assert turns(result) == ["_User", "a", "a"]
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
+
+
+def test_after_work_function_returning_nonsense_is_a_clear_error():
+    a = agent("a", "a1")
+
+    with pytest.raises(TypeError, match="returned 42; it must return an agent"):
+        initiate_swarm_chat(a, "hi", [a], after_work=lambda *args: 42, silent=True)
+
+
+def test_after_work_string_must_be_an_option():
+    with pytest.raises(ValueError, match="a string must name an option"):
+        AFTER_WORK("somewhere")
+
+
+# tools, SwarmResult and context variables -------------------------------------------------------------
+
+
+def record_order(
+    order_id: Annotated[str, "The order number"], context_variables: dict[str, Any]
+) -> SwarmResult:
+    """Record the customer's order number."""
+    return SwarmResult(
+        values=f"Order {order_id} recorded for {context_variables['customer']}.",
+        agent="refunds",
+        context_variables={"order_id": order_id},
+    )
+
+
+def test_swarm_result_updates_context_and_hands_off():
+    triage = agent("triage", [tool_call("record_order", {"order_id": "A7"})], functions=[record_order])
+    refunds = agent("refunds", "Refund for A7 started.")
+    context = ContextVariables({"customer": "Ada"})
+
+    result, returned, last = initiate_swarm_chat(
+        triage, "refund please", [triage, refunds], context_variables=context, silent=True
+    )
+
+    assert turns(result) == ["_User", "triage", "refunds"]
+    assert result.chat_history[2]["content"] == "Order A7 recorded for Ada."
+    assert returned is context
+    assert context == {"customer": "Ada", "order_id": "A7"}
+    assert last is refunds
+    assert triage.client.requests[0].tools[0]["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "description": "The order number"}},
+        "required": ["order_id"],
+    }
+    assert triage.get_context("order_id") == "A7"
+
+
+def test_a_plain_dict_of_context_variables_is_not_changed_in_place():
+    triage = agent("triage", [tool_call("record_order", {"order_id": "B1"})], functions=[record_order])
+    refunds = agent("refunds", "ok")
+    starting = {"customer": "Bob"}
+
+    _, returned, _ = initiate_swarm_chat(
+        triage, "hi", [triage, refunds], context_variables=starting, silent=True
+    )
+
+    assert starting == {"customer": "Bob"}
+    assert returned == {"customer": "Bob", "order_id": "B1"}
+
+
+def test_after_tool_results_without_a_handoff_the_same_agent_speaks_again():
+    def lookup(city: str) -> str:
+        return f"{city}: sunny"
+
+    a = agent("a", [tool_call("lookup", {"city": "Oslo"})], "It is sunny in Oslo.", functions=[lookup])
+
+    result, _, _ = initiate_swarm_chat(a, "weather?", [a], silent=True)
+
+    assert turns(result) == ["_User", "a", "a"]
+    assert [m["content"] for m in result.chat_history][2:] == ["Oslo: sunny", "It is sunny in Oslo."]
+    assert a.client.requests[1].messages[-1] == {
+        "role": "tool",
+        "content": "Oslo: sunny",
+        "tool_call_id": result.chat_history[1]["tool_calls"][0]["id"],
+    }
+
+
+def test_several_handoffs_in_one_message_first_wins_and_the_others_are_told():
+    a = agent("a", [*transfer("b"), *transfer("c")])
+    b, c = agent("b", "b here"), agent("c", "c here")
+    a.register_hand_off([ON_CONDITION(b, "to b"), ON_CONDITION(c, "to c")])
+
+    result, _, last = initiate_swarm_chat(a, "hi", [a, b, c], silent=True)
+
+    responses = result.chat_history[2]["tool_responses"]
+    assert responses[0]["content"] == "Transferred to b."
+    assert responses[1]["content"] == (
+        "Not transferred to c: an earlier call in the same message (transfer_to_b) already handed off to b."
+    )
+    assert turns(result) == ["_User", "a", "b"]
+    assert last is b
+
+
+def test_a_swarm_result_naming_an_unknown_agent_becomes_a_tool_message_the_model_can_correct():
+    def escalate(team: str) -> SwarmResult:
+        return SwarmResult(values="escalating", agent=team)
+
+    a = agent(
+        "a",
+        [tool_call("escalate", {"team": "legal"})],
+        [tool_call("escalate", {"team": "b"})],
+        functions=[escalate],
+    )
+    b = agent("b", "b took over")
+
+    result, _, _ = initiate_swarm_chat(a, "help", [a, b], silent=True)
+
+    assert result.chat_history[2]["content"] == (
+        "Error: escalate cannot hand off: handoff to 'legal', which is not an agent of this chat (a, b)"
+    )
+    assert turns(result) == ["_User", "a", "a", "b"]
+
+
+def test_swarm_result_can_terminate():
+    def finish() -> SwarmResult:
+        return SwarmResult(values="bye", agent=AfterWorkOption.TERMINATE)
+
+    a = agent("a", [tool_call("finish")], functions=[finish])
+
+    result, _, _ = initiate_swarm_chat(
+        a, "done?", [a], after_work=AFTER_WORK(AfterWorkOption.STAY), silent=True
+    )
+
+    assert turns(result) == ["_User", "a"]
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
+    assert "handoff" in result.stop_reason.detail
+
+
+# availability and state updates -----------------------------------------------------------------------
+
+
+def test_on_condition_available_switches_the_transfer_tool():
+    vip = agent("vip", "hello vip")
+    gate = agent("gate", "checking", [tool_call("set_vip")], transfer("vip"))
+
+    def set_vip(context_variables: dict[str, Any]) -> SwarmResult:
+        return SwarmResult(values="vip now", context_variables={"is_vip": True})
+
+    gate.add_single_function(set_vip, description="Mark the customer as VIP.")
+    gate.register_hand_off([ON_CONDITION(vip, "VIP customers", available="is_vip"), AFTER_WORK("STAY")])
+
+    result, _, _ = initiate_swarm_chat(
+        gate, "hi", [gate, vip], context_variables={"is_vip": False}, silent=True
+    )
+
+    offered = [request.tool_names for request in gate.client.requests]
+    assert offered == [["set_vip"], ["set_vip"], ["set_vip", "transfer_to_vip"]]
+    assert turns(result)[-1] == "vip"
+
+
+def test_on_condition_available_may_be_a_function_of_agent_and_messages():
+    b = agent("b", "b")
+    a = agent("a", "one", "two")
+    a.register_hand_off(
+        [ON_CONDITION(b, "to b", available=lambda agent, messages: len(messages) >= 2), AFTER_WORK("STAY")]
+    )
+
+    initiate_swarm_chat(a, "hi", [a, b], max_rounds=3, silent=True)
+
+    assert [request.tool_names for request in a.client.requests] == [[], ["transfer_to_b"]]
+
+
+def test_update_system_message_template_is_filled_before_each_reply():
+    a = agent(
+        "a",
+        "first",
+        "second",
+        update_agent_state_before_reply=[UPDATE_SYSTEM_MESSAGE("Help {customer} with {issue}.")],
+    )
+    a.register_hand_off(AFTER_WORK("STAY"))
+
+    def change_issue(agent, messages):
+        agent.set_context("issue", f"issue after {len(messages)} messages")
+
+    a.register_update_agent_state_before_reply([change_issue])
+
+    initiate_swarm_chat(
+        a, "hi", [a], max_rounds=3, context_variables={"customer": "Ada", "issue": "billing"}, silent=True
+    )
+
+    assert [request.system_message for request in a.client.requests] == [
+        "Help Ada with billing.",
+        "Help Ada with issue after 1 messages.",
+    ]
+
+
+def test_update_system_message_function_and_missing_variable():
+    a = agent(
+        "a",
+        "x",
+        update_agent_state_before_reply=UPDATE_SYSTEM_MESSAGE(
+            lambda agent, messages: f"{len(messages)} so far"
+        ),
+    )
+    initiate_swarm_chat(a, "hi", [a], silent=True)
+    assert a.client.requests[0].system_message == "1 so far"
+
+    b = agent("b", "x", update_agent_state_before_reply=[UPDATE_SYSTEM_MESSAGE("Hello {name}")])
+    with pytest.raises(KeyError, match="uses the context variable 'name', which is not set"):
+        initiate_swarm_chat(b, "hi", [b], silent=True)
+
+
+# resuming, async, bad input ---------------------------------------------------------------------------
+
+
+def test_a_list_of_messages_resumes_the_conversation_with_the_initial_agent():
+    a, b = agent("a", "a resumed"), agent("b")
+    history = [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "name": "a", "content": "a-prev"},
+        {"role": "user", "name": "b", "content": "b-prev"},
+    ]
+
+    result, _, _ = initiate_swarm_chat(a, history, [a, b], max_rounds=2, silent=True)
+
+    assert [(m["name"], m["content"]) for m in result.chat_history] == [
+        ("_User", "hello"),
+        ("a", "a-prev"),
+        ("b", "b-prev"),
+        ("a", "a resumed"),
+    ]
+    assert a.client.requests[0].messages[1:] == [
+        {"content": "hello", "role": "user", "name": "_User"},
+        {"content": "a-prev", "role": "assistant", "name": "a"},
+        {"content": "b-prev", "role": "user", "name": "b"},
+    ]
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+
+
+async def test_async_swarm_runs_async_tools():
+    async def fetch(key: str, context_variables: dict[str, Any]) -> SwarmResult:
+        return SwarmResult(values=f"fetched {key}", context_variables={"last": key})
+
+    a = agent("a", [tool_call("fetch", {"key": "k1"})], "done", functions=[fetch])
+
+    result, context, _ = await a_initiate_swarm_chat(a, "go", [a], silent=True)
+
+    assert [m["content"] for m in result.chat_history] == ["go", None, "fetched k1", "done"]
+    assert context == {"last": "k1"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"agents": []}, ValueError, "non-empty list"),
+        ({"agents": ["a"]}, TypeError, "ConversableAgents"),
+        ({"max_rounds": 0}, ValueError, "max_rounds"),
+        ({"messages": 5}, TypeError, "messages must be a string"),
+        ({"messages": [{"name": "ghost", "content": "boo"}]}, ValueError, "named 'ghost'"),
+    ],
+)
+def test_bad_swarm_arguments(kwargs, error, match):
+    a = agent("a")
+    arguments = {"initial_agent": a, "messages": "hi", "agents": [a], "silent": True, **kwargs}
+
+    with pytest.raises(error, match=match):
+        initiate_swarm_chat(**arguments)
+
+
+def test_initial_agent_must_be_in_the_swarm_and_names_unique():
+    a, other, twin = agent("a"), agent("other"), agent("a")
+
+    with pytest.raises(ValueError, match="initial_agent 'other' is not in agents"):
+        initiate_swarm_chat(other, "hi", [a], silent=True)
+    with pytest.raises(ValueError, match=r"repeated: \['a'\]"):
+        initiate_swarm_chat(a, "hi", [a, twin], silent=True)
+
+
+def test_handoff_to_an_agent_outside_the_swarm_fails_before_the_chat_starts():
+    a, outsider = agent("a", "x"), agent("outsider")
+    a.register_hand_off(ON_CONDITION(outsider, "go outside"))
+
+    with pytest.raises(
+        ValueError, match="a's handoff: handoff to 'outsider', which is not an agent of this chat"
+    ):
+        initiate_swarm_chat(a, "hi", [a], silent=True)
+    assert a.client.requests == []
+
+
+def test_console_shows_handoffs_and_the_stop_reason(capsys):
+    a, b = agent("a", transfer("b")), agent("b", "b here")
+    a.register_hand_off(ON_CONDITION(b, "to b"))
+
+    initiate_swarm_chat(a, "hi", [a, b])
+
+    printed = capsys.readouterr().out
+    assert "_User (to chat_manager):" in printed
+    assert ">>>>>>>> handoff: a -> b" in printed
+    assert "CHAT STOPPED: b's after-work ends the chat" in printed
