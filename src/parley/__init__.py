@@ -18,6 +18,7 @@ from parley.group import (
     a_initiate_group_chat,
     initiate_group_chat,
 )
+from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
 from parley.swarm import (
@@ -55,6 +56,8 @@ __all__ = [
     "ConversableAgent",
     "DefaultPattern",
     "FunctionModel",
+    "GroupChat",
+    "GroupChatManager",
     "ModelRequest",
     "OnCondition",
     "ReplyResult",

@@ -1,0 +1,524 @@
+"""AG2's classic group chat: ``GroupChat`` (who takes part and how the next speaker is chosen) and
+``GroupChatManager`` (the agent the group talks through), on the one engine.
+
+``agent.initiate_chat(manager, message=...)`` runs the group chat: every agent's peer is the manager, so
+each agent's ``chat_messages[manager]`` holds the whole conversation, its own messages as ``assistant``.
+The rule for the next speaker is :class:`~parley.speaker_selection.SpeakerSelection`; the chat ends when
+``max_round`` messages were sent (the initial message is round 1), when the manager's
+``is_termination_msg`` accepts a message (the initial one included), when no next speaker is found, or
+when a speaker ends it as it would end a two-agent chat (its own termination check, ``exit`` typed by its
+human, a reply function's final ``None``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from parley.agent import Agent, ConversableAgent, HumanInputMode
+from parley.engine import Chat
+from parley.events import ConsolePrinter, Notice
+from parley.messages import Message, as_logged, as_own, content_str, to_message
+from parley.speaker_selection import (
+    DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
+    DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
+    DEFAULT_SELECT_SPEAKER_MESSAGE_TEMPLATE,
+    DEFAULT_SELECT_SPEAKER_PROMPT_TEMPLATE,
+    SpeakerSelection,
+    agent_list,
+    check_method,
+    next_in_turn,
+)
+from parley.termination import StopKind, StopReason, max_round_condition, max_turns_condition
+
+if TYPE_CHECKING:
+    from parley.termination import StopCondition
+
+SpeakerSelectionMethod = Literal["auto", "manual", "random", "round_robin"] | str | Callable[..., Any]
+
+
+class GroupChat:
+    """The agents of a group chat, its messages, and how its next speaker is chosen.
+
+    Args:
+        agents: the agents that take part (at least two, with unique names).
+        messages: the conversation's messages; the same list is kept and filled as the chat runs.
+        max_round: the most messages the chat sends, the initial message included.
+        admin_name: a name, besides the manager's, that resumed messages may carry.
+        func_call_filter: after a message that calls tools, only agents that can execute them may speak.
+        speaker_selection_method: ``"auto"``, ``"manual"``, ``"random"``, ``"round_robin"`` (any case) or a
+            callable ``(last_speaker, groupchat)`` returning an agent, a method name, or ``None`` to end.
+        max_retries_for_selecting_speaker: how many times ``"auto"`` asks the model again.
+        allow_repeat_speaker: ``True`` (default), ``False``, or the agents that may speak twice in a row.
+        allowed_or_disallowed_speaker_transitions: ``{agent: [agents]}``, the speakers that may (or may
+            not) follow each agent. Every method keeps to it.
+        speaker_transitions_type: ``"allowed"`` or ``"disallowed"``, required with a transition graph.
+            In an allowed graph, an agent without a key or with an empty list has no successor: the chat
+            ends after it speaks.
+        send_introductions: tell every agent who is in the group (name and description) before the first
+            message; the introduction is in the agents' views, not in ``messages``.
+        select_speaker_message_template: ``"auto"``'s system message; ``{roles}`` and ``{agentlist}``.
+        select_speaker_prompt_template: ``"auto"``'s closing instruction; ``{agentlist}``; ``None`` omits it.
+        select_speaker_auto_multiple_template: the retry message when the model named several agents.
+        select_speaker_auto_none_template: the retry message when the model named no agent.
+        role_for_select_speaker_messages: the role of ``"auto"``'s instruction and retry messages.
+    """
+
+    DEFAULT_INTRO_MSG = "Hello, everyone. Here is who takes part in this conversation, and what each does:"
+
+    def __init__(
+        self,
+        agents: Sequence[ConversableAgent],
+        messages: list[Message] | None = None,
+        max_round: int = 10,
+        admin_name: str = "Admin",
+        func_call_filter: bool = True,
+        speaker_selection_method: SpeakerSelectionMethod = "auto",
+        max_retries_for_selecting_speaker: int = 2,
+        allow_repeat_speaker: bool | list[ConversableAgent] | None = None,
+        allowed_or_disallowed_speaker_transitions: dict[Any, Any] | None = None,
+        speaker_transitions_type: Literal["allowed", "disallowed"] | None = None,
+        *,
+        send_introductions: bool = False,
+        select_speaker_message_template: str = DEFAULT_SELECT_SPEAKER_MESSAGE_TEMPLATE,
+        select_speaker_prompt_template: str | None = DEFAULT_SELECT_SPEAKER_PROMPT_TEMPLATE,
+        select_speaker_auto_multiple_template: str = DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
+        select_speaker_auto_none_template: str = DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
+        role_for_select_speaker_messages: str = "system",
+    ) -> None:
+        if not isinstance(agents, list | tuple):
+            raise TypeError(f"agents must be a list of agents, not {type(agents).__name__}")
+        self.agents: list[ConversableAgent] = agents if isinstance(agents, list) else list(agents)
+        self.check_agents()
+        if messages is not None and not isinstance(messages, list):
+            raise TypeError(f"messages must be a list of message dicts, not {type(messages).__name__}")
+        self.messages: list[Message] = [] if messages is None else messages
+        if not isinstance(max_round, int) or isinstance(max_round, bool) or max_round < 1:
+            raise ValueError(
+                f"max_round must be an int of at least 1 (the initial message), not {max_round!r}"
+            )
+        self.max_round = max_round
+        self.admin_name = admin_name
+        self.func_call_filter = func_call_filter
+        if not callable(speaker_selection_method):
+            check_method(speaker_selection_method)
+        self.speaker_selection_method = speaker_selection_method
+        if (
+            not isinstance(max_retries_for_selecting_speaker, int)
+            or isinstance(max_retries_for_selecting_speaker, bool)
+            or max_retries_for_selecting_speaker < 0
+        ):
+            raise ValueError(
+                "max_retries_for_selecting_speaker must be a non-negative int, "
+                f"not {max_retries_for_selecting_speaker!r}"
+            )
+        self.max_retries_for_selecting_speaker = max_retries_for_selecting_speaker
+        self.send_introductions = send_introductions
+        self.select_speaker_message_template = _template(
+            "select_speaker_message_template", select_speaker_message_template, roles="", agentlist=""
+        )
+        if select_speaker_prompt_template == "":
+            select_speaker_prompt_template = None
+        if select_speaker_prompt_template is not None and not isinstance(select_speaker_prompt_template, str):
+            raise TypeError(
+                "select_speaker_prompt_template must be a string or None, "
+                f"not {type(select_speaker_prompt_template).__name__}"
+            )
+        self.select_speaker_prompt_template = select_speaker_prompt_template
+        self.select_speaker_auto_multiple_template = _template(
+            "select_speaker_auto_multiple_template", select_speaker_auto_multiple_template, agentlist=""
+        )
+        self.select_speaker_auto_none_template = _template(
+            "select_speaker_auto_none_template", select_speaker_auto_none_template, agentlist=""
+        )
+        if not isinstance(role_for_select_speaker_messages, str) or not role_for_select_speaker_messages:
+            raise ValueError(
+                "role_for_select_speaker_messages must be a non-empty string such as 'system' or 'user', "
+                f"not {role_for_select_speaker_messages!r}"
+            )
+        self.role_for_select_speaker_messages = role_for_select_speaker_messages
+        self.allow_repeat_speaker = allow_repeat_speaker
+        self.allowed_or_disallowed_speaker_transitions = allowed_or_disallowed_speaker_transitions
+        self.speaker_transitions_type = speaker_transitions_type
+        self.allowed_speaker_transitions_dict: dict[Agent, list[ConversableAgent]] = self._transitions()
+
+    # ------------------------------------------------------------------------------------------------
+    # validation
+
+    def check_agents(self) -> None:
+        """Fail, naming the problem, unless there are at least two agents with unique names."""
+        if len(self.agents) < 2:
+            raise ValueError(
+                f"agents must hold at least two agents, got {len(self.agents)}"
+                + (f" ({self.agents[0].name!r})" if self.agents else "")
+                + ": a group chat needs a group; for one agent talking to another use initiate_chat"
+            )
+        for index, agent in enumerate(self.agents):
+            if not isinstance(agent, ConversableAgent):
+                raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
+        names = self.agent_names
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"agents must have unique names; these appear more than once: {duplicates}")
+
+    def _transitions(self) -> dict[Agent, list[ConversableAgent]]:
+        repeat = self.allow_repeat_speaker
+        graph = self.allowed_or_disallowed_speaker_transitions
+        kind = self.speaker_transitions_type
+        if repeat is not None and not isinstance(repeat, bool | list):
+            raise ValueError(f"allow_repeat_speaker must be a bool or a list of agents, not {repeat!r}")
+        if kind is not None:
+            if not isinstance(kind, str) or kind.lower() not in ("allowed", "disallowed"):
+                raise ValueError(f"speaker_transitions_type must be 'allowed' or 'disallowed', not {kind!r}")
+            kind = self.speaker_transitions_type = kind.lower()  # type: ignore[assignment]
+        if graph is None:
+            if repeat is None:
+                repeat = self.allow_repeat_speaker = True
+            repeaters = self._members("allow_repeat_speaker", repeat) if isinstance(repeat, list) else []
+            return {
+                agent: [
+                    other
+                    for other in self.agents
+                    if other is not agent or repeat is True or any(agent is r for r in repeaters)
+                ]
+                for agent in self.agents
+            }
+        if repeat is not None:
+            raise ValueError(
+                "allow_repeat_speaker and allowed_or_disallowed_speaker_transitions cannot both be given: "
+                "set allow_repeat_speaker to None and put self-transitions in the graph"
+            )
+        if kind is None:
+            raise ValueError(
+                "allowed_or_disallowed_speaker_transitions needs speaker_transitions_type: "
+                "'allowed' or 'disallowed'"
+            )
+        if not isinstance(graph, dict):
+            raise TypeError(
+                "allowed_or_disallowed_speaker_transitions must be a dict {agent: [agents]}, "
+                f"not {type(graph).__name__}"
+            )
+        parameter = "allowed_or_disallowed_speaker_transitions"
+        edges: dict[Agent, list[ConversableAgent]] = {}
+        for source, targets in graph.items():
+            (member,) = self._members(f"{parameter} (a key)", [source])
+            if not isinstance(targets, list | tuple | set):
+                raise TypeError(
+                    f"{parameter}[{member.name!r}] must be a list of agents, not {type(targets).__name__}"
+                )
+            edges[member] = self._members(f"{parameter}[{member.name!r}]", list(targets))
+        if kind == "allowed":
+            return {
+                source: [agent for agent in self.agents if any(agent is t for t in targets)]
+                for source, targets in edges.items()
+            }
+        return {
+            source: [agent for agent in self.agents if not any(agent is t for t in edges.get(source, ()))]
+            for source in self.agents
+        }
+
+    def _members(self, parameter: str, agents: list[Any]) -> list[ConversableAgent]:
+        members = []
+        for agent in agents:
+            if not any(agent is member for member in self.agents):
+                shown = repr(agent.name) if isinstance(agent, Agent) else repr(agent)
+                hint = "; use the agent objects, not their names" if isinstance(agent, str) else ""
+                raise ValueError(
+                    f"{parameter} names {shown}, which is not an agent of this group chat "
+                    f"(agents: {self.agent_names}){hint}"
+                )
+            members.append(agent)
+        return members
+
+    # ------------------------------------------------------------------------------------------------
+    # AG2's helpers
+
+    @property
+    def agent_names(self) -> list[str]:
+        """The names of the agents, in order."""
+        return [agent.name for agent in self.agents]
+
+    def agent_by_name(self, name: str) -> ConversableAgent | None:
+        """The agent called ``name``, or ``None``."""
+        return next((agent for agent in self.agents if agent.name == name), None)
+
+    def next_agent(
+        self, agent: Agent | None, agents: Sequence[ConversableAgent] | None = None
+    ) -> ConversableAgent:
+        """The agent after ``agent`` in turn, among ``agents`` (all agents by default)."""
+        return next_in_turn(self.agents, agent, self.agents if agents is None else agents)
+
+    def reset(self) -> None:
+        """Forget the messages."""
+        self.messages.clear()
+
+    def append(self, message: Message | str, speaker: Agent) -> None:
+        """Add a message said by ``speaker`` to the messages (outside a running chat)."""
+        self.messages.append(as_logged(to_message(message), speaker.name))
+
+    def select_speaker_msg(self, agents: Sequence[Agent] | None = None) -> str:
+        """``"auto"``'s system message for choosing among ``agents``."""
+        agents = self.agents if agents is None else agents
+        return self.select_speaker_message_template.format(
+            roles=self._participant_roles(agents), agentlist=agent_list(agents)
+        )
+
+    def select_speaker_prompt(self, agents: Sequence[Agent] | None = None) -> str | None:
+        """``"auto"``'s closing instruction for choosing among ``agents``, or ``None``."""
+        if self.select_speaker_prompt_template is None:
+            return None
+        agents = self.agents if agents is None else agents
+        return self.select_speaker_prompt_template.replace("{agentlist}", agent_list(agents))
+
+    def introductions_msg(self, agents: Sequence[Agent] | None = None) -> str:
+        """The introduction ``send_introductions`` sends."""
+        roles = self._participant_roles(self.agents if agents is None else agents)
+        return f"{self.DEFAULT_INTRO_MSG}\n\n{roles}"
+
+    @staticmethod
+    def _participant_roles(agents: Sequence[Agent]) -> str:
+        return "\n".join(f"{agent.name}: {agent.description}".strip() for agent in agents)
+
+
+def _template(parameter: str, template: Any, **placeholders: str) -> str:
+    if not isinstance(template, str) or not template:
+        raise ValueError(f"{parameter} must be a non-empty string, not {template!r}")
+    try:
+        template.format(**placeholders)
+    except (KeyError, IndexError, ValueError) as error:
+        raise ValueError(
+            f"{parameter} can only use the placeholders {sorted('{' + p + '}' for p in placeholders)} "
+            f"(write other braces as {{{{ and }}}}): {type(error).__name__}: {error}"
+        ) from None
+    return template
+
+
+@dataclass(frozen=True, slots=True)
+class ManagerTermination:
+    """The manager's ``is_termination_msg``, checked on every message of the group chat."""
+
+    manager: GroupChatManager
+
+    def check(self, chat: Chat) -> StopReason | None:
+        if chat.rounds == 0:
+            return None
+        message = chat.messages[-1]
+        if not self.manager._is_termination_msg(message):
+            return None
+        return StopReason(
+            StopKind.TERMINATION_MSG,
+            f"The group chat manager {self.manager.name} received a termination message from "
+            f"{message.get('name')}",
+            self.manager.name,
+        )
+
+
+class GroupChatManager(ConversableAgent):
+    """The agent a group chat runs through: ``agent.initiate_chat(manager, message=...)`` starts it.
+
+    Args:
+        groupchat: the group chat.
+        name: the manager's name (no agent of the group may have it).
+        is_termination_msg: checked on every message of the group chat, the initial one included.
+        llm_config: the model ``"auto"`` speaker selection asks (it may not offer tools).
+        silent: do not print the group chat.
+        **kwargs: the rest of :class:`ConversableAgent`'s parameters.
+    """
+
+    def __init__(
+        self,
+        groupchat: GroupChat,
+        name: str = "chat_manager",
+        max_consecutive_auto_reply: int | None = sys.maxsize,
+        human_input_mode: HumanInputMode = "NEVER",
+        system_message: str | list[str] | None = "Group chat manager.",
+        silent: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(groupchat, GroupChat):
+            raise TypeError(f"groupchat must be a GroupChat, not {type(groupchat).__name__}")
+        llm_config = kwargs.get("llm_config")
+        if isinstance(llm_config, dict) and (llm_config.get("tools") or llm_config.get("functions")):
+            raise ValueError(
+                "a GroupChatManager does not call tools: remove 'tools' and 'functions' from its llm_config"
+            )
+        super().__init__(
+            name,
+            system_message,
+            max_consecutive_auto_reply=max_consecutive_auto_reply,
+            human_input_mode=human_input_mode,
+            **kwargs,
+        )
+        if name in groupchat.agent_names:
+            raise ValueError(
+                f"the GroupChatManager's name {name!r} is also the name of an agent of the group"
+            )
+        self._groupchat = groupchat
+        self._silent = silent
+        self._last_chat: Chat | None = None
+
+    @property
+    def groupchat(self) -> GroupChat:
+        """The group chat this manager runs."""
+        return self._groupchat
+
+    @property
+    def last_speaker(self) -> ConversableAgent | None:
+        """The agent that sent the last message of the group chat's last run."""
+        return None if self._last_chat is None else self._last_chat.last_speaker
+
+    def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
+        """The group chat's messages (whoever ``agent`` is)."""
+        return self._groupchat.messages
+
+    def _chat_started_by(
+        self, initiator: ConversableAgent, *, max_turns: int | None, clear_history: bool, silent: bool
+    ) -> Chat:
+        groupchat = self._groupchat
+        groupchat.check_agents()
+        participants: dict[ConversableAgent, Agent] = {agent: self for agent in groupchat.agents}
+        if initiator not in participants:
+            if initiator.name in groupchat.agent_names:
+                raise ValueError(
+                    f"{initiator.name!r} is not an agent of the group chat but has the name of one of them"
+                )
+            participants[initiator] = self
+        for agent in participants:
+            agent._prepare_chat(self, clear_history)
+        if clear_history:
+            groupchat.reset()
+        if groupchat.send_introductions and not groupchat.messages:
+            introduction = as_logged({"content": groupchat.introductions_msg()}, self.name)
+            for agent in groupchat.agents:
+                agent._view(self).add(introduction)
+        conditions: list[StopCondition] = [ManagerTermination(self), max_round_condition(groupchat.max_round)]
+        if max_turns == 0:
+            conditions.append(max_turns_condition(0))
+        chat = Chat(
+            participants,
+            SpeakerSelection(groupchat, self),
+            conditions=conditions,
+            context_variables=initiator._context_variables,
+            silent=silent or self._silent,
+        )
+        chat.messages = groupchat.messages
+        self._last_chat = chat
+        return chat
+
+    # ------------------------------------------------------------------------------------------------
+    # resuming
+
+    def resume(
+        self,
+        messages: list[Message] | str,
+        remove_termination_string: str | Callable[[str], str] | None = None,
+        silent: bool | None = False,
+    ) -> tuple[ConversableAgent, Message]:
+        """Load a saved group chat so that it can go on, as AG2 does.
+
+        All messages but the last become the group chat's messages and the agents' views (earlier
+        messages with the manager are forgotten). The last message and the agent that said it are
+        returned; continue with ``agent.initiate_chat(manager, message=message, clear_history=False)``,
+        which sends that message again as round 1 of the continued chat.
+
+        Args:
+            messages: the saved ``groupchat.messages`` (or a chat history), as a list or a JSON string.
+            remove_termination_string: a string to remove from the last message, or a function of its
+                text, so that the continued chat does not end at once.
+            silent: do not print what was loaded.
+
+        Returns:
+            ``(agent, message)``: the last speaker (the manager, for a message without a name) and the
+            last message.
+        """
+        loaded = self._resume_messages(messages)
+        last = dict(loaded[-1])
+        speakers = [self._resume_speaker(message) for message in loaded]
+        for agent in self._groupchat.agents:
+            agent.clear_history(self)
+        self._groupchat.reset()
+        for message, speaker in zip(loaded[:-1], speakers[:-1], strict=True):
+            self._load(message, speaker)
+        if remove_termination_string is not None:
+            last["content"] = _remove_termination(remove_termination_string, last.get("content"))
+        last["name"] = speakers[-1].name
+        if self._is_termination_msg(last):
+            warnings.warn(
+                "the last message of the resumed group chat is a termination message for "
+                f"{self.name}: the continued chat will end at once (see remove_termination_string)",
+                stacklevel=2,
+            )
+        if not silent:
+            ConsolePrinter()(
+                Notice(f"Prepared group chat with {len(loaded)} messages, the last speaker is {last['name']}")
+            )
+        return speakers[-1], last
+
+    async def a_resume(
+        self,
+        messages: list[Message] | str,
+        remove_termination_string: str | Callable[[str], str] | None = None,
+        silent: bool | None = False,
+    ) -> tuple[ConversableAgent, Message]:
+        """Async twin of :meth:`resume`."""
+        return self.resume(messages, remove_termination_string, silent)
+
+    def _resume_messages(self, messages: list[Message] | str) -> list[Message]:
+        if isinstance(messages, str):
+            messages = self.messages_from_string(messages)
+        if not isinstance(messages, list) or not all(isinstance(message, dict) for message in messages):
+            raise TypeError(
+                f"messages must be a list of message dicts or a JSON string of one, not {messages!r:.80}"
+            )
+        if not messages:
+            raise ValueError(
+                "messages is empty: there is no group chat to resume; start one with initiate_chat"
+            )
+        return messages
+
+    def _resume_speaker(self, message: Message) -> ConversableAgent:
+        name = message.get("name")
+        if name is None or name in (self.name, self._groupchat.admin_name):
+            return self
+        agent = self._groupchat.agent_by_name(name)
+        if agent is None:
+            raise ValueError(
+                f"a message to resume was said by {name!r}, which is not an agent of this group chat "
+                f"(agents: {self._groupchat.agent_names})"
+            )
+        return agent
+
+    def _load(self, message: Message, speaker: ConversableAgent) -> None:
+        logged = as_logged(to_message(message), speaker.name)
+        self._groupchat.messages.append(logged)
+        for agent in self._groupchat.agents:
+            agent._view(self).add(as_own(logged) if agent is speaker else logged)
+
+    @staticmethod
+    def messages_to_string(messages: list[Message]) -> str:
+        """The messages as a JSON string, for :meth:`resume`."""
+        return json.dumps(messages)
+
+    @staticmethod
+    def messages_from_string(message_string: str) -> list[Message]:
+        """The messages a JSON string from :meth:`messages_to_string` holds."""
+        try:
+            messages = json.loads(message_string)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"messages is not valid JSON: {error}") from None
+        if not isinstance(messages, list):
+            raise TypeError(f"the JSON of messages must hold a list, not {type(messages).__name__}")
+        return messages
+
+
+def _remove_termination(remove: str | Callable[[str], str], content: Any) -> str:
+    text = content_str(content)
+    if isinstance(remove, str):
+        return text.replace(remove, "")
+    if callable(remove):
+        return remove(text)
+    raise TypeError(f"remove_termination_string must be a string or a callable, not {remove!r}")

@@ -1,0 +1,408 @@
+"""How a group chat picks its next speaker: the engine's :class:`~parley.engine.SpeakerRule` for groups.
+
+Each step first narrows the group to the *candidates*: the agents the transition graph allows after the
+last speaker (everyone, if the last speaker is not a member), and, when the last message calls tools
+and ``func_call_filter`` is on, only the agents that can execute them. No candidate ends the chat; a
+single candidate speaks without asking anyone. Otherwise the method picks among the candidates:
+
+- ``"round_robin"``: the next candidate after the last speaker, in the order of ``agents``;
+- ``"random"``: ``random.choice`` (seed :mod:`random` for reproducible runs);
+- ``"manual"``: the human chooses, through the manager's ``get_human_input``;
+- ``"auto"``: the manager's model names the next speaker (see :class:`AutoSelection`);
+- a callable ``(last_speaker, groupchat)``: returns an agent of the chat (it must be an allowed
+  transition), a method name to use for this step, or ``None`` to end the chat.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from parley.agent import Agent, ConversableAgent
+from parley.engine import run_sync
+from parley.events import Notice
+from parley.messages import Message, content_str
+from parley.termination import StopKind, StopReason
+
+if TYPE_CHECKING:
+    from parley.engine import Chat
+    from parley.groupchat import GroupChat, GroupChatManager
+
+A = TypeVar("A", bound=Agent)
+
+SPEAKER_SELECTION_METHODS = ("auto", "manual", "random", "round_robin")
+
+MANUAL_ATTEMPTS = 3
+
+DEFAULT_SELECT_SPEAKER_MESSAGE_TEMPLATE = (
+    "You decide who speaks next in a conversation between several participants. "
+    "The participants and what each of them does:\n"
+    "{roles}\n\n"
+    "Read the conversation that follows. Then choose the one participant from {agentlist} who should "
+    "speak next, and answer with that name only."
+)
+DEFAULT_SELECT_SPEAKER_PROMPT_TEMPLATE = (
+    "Who should speak next? Answer with exactly one name from {agentlist} and nothing else."
+)
+DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE = (
+    "Your answer did not name any participant. Answer with exactly one of these names, spelled as "
+    "written: {agentlist}. Give only the name, no explanation."
+)
+DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE = (
+    "Your answer named more than one participant. Decide on the single participant who should speak "
+    "next and answer with only that name, one of {agentlist}."
+)
+
+
+def check_method(method: Any, *, source: str = "speaker_selection_method") -> str:
+    """The method's lower-case name, or a ValueError naming it and the valid ones."""
+    if isinstance(method, str) and method.lower() in SPEAKER_SELECTION_METHODS:
+        return method.lower()
+    raise ValueError(
+        f"{source} {method!r} is not a speaker selection method; use one of "
+        f"{list(SPEAKER_SELECTION_METHODS)} (any case) or a callable (last_speaker, groupchat)"
+    )
+
+
+def agent_list(agents: Sequence[Agent]) -> str:
+    """The ``{agentlist}`` placeholder: the names as a Python list, e.g. ``['a', 'b']``."""
+    return str([agent.name for agent in agents])
+
+
+def next_in_turn(agents: Sequence[Agent], last: Agent | None, candidates: Sequence[A]) -> A:
+    """The first candidate after ``last`` in the order of ``agents`` (from the top if ``last`` is not one)."""
+    start = _index(agents, last) + 1
+    for offset in range(len(agents)):
+        index = _index(candidates, agents[(start + offset) % len(agents)])
+        if index >= 0:
+            return candidates[index]
+    raise ValueError("next_in_turn needs candidates taken from agents")
+
+
+def mentioned_agents(answer: str, candidates: Sequence[A]) -> list[A]:
+    """The candidates an answer names, tolerantly.
+
+    An answer that is just a name (give or take quotes, emphasis and punctuation) names that agent. Else
+    the candidates mentioned as whole words count, first matching case exactly, then ignoring case; an
+    underscore in a name also matches a space or ``\\_``, and a space matches an underscore. A mention
+    inside a longer candidate's mention (``writer`` in ``senior writer``) does not count.
+    """
+    texts = (answer.strip(), answer.strip().strip("*_`'\".,:;!?()[]{}<> \n\t"))
+    for fold in (False, True):
+        for text in texts:
+            for agent in candidates:
+                if any(_same(text, variant, fold) for variant in _variants(agent.name)):
+                    return [agent]
+    for flags in (0, re.IGNORECASE):
+        found = _mentions(answer, candidates, flags)
+        if found:
+            return found
+    return []
+
+
+def _same(text: str, name: str, fold: bool) -> bool:
+    return text.casefold() == name.casefold() if fold else text == name
+
+
+def _variants(name: str) -> list[str]:
+    variants = [name, name.replace("_", " "), name.replace("_", "\\_"), name.replace(" ", "_")]
+    return list(dict.fromkeys(variants))
+
+
+def _mentions(answer: str, candidates: Sequence[A], flags: int) -> list[A]:
+    spans: list[tuple[int, int, int]] = []
+    for number, agent in enumerate(candidates):
+        alternatives = "|".join(re.escape(variant) for variant in _variants(agent.name))
+        pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", flags)
+        spans.extend((match.start(), match.end(), number) for match in pattern.finditer(answer))
+    kept = {
+        number
+        for start, end, number in spans
+        if not any(
+            other != number and s <= start and end <= e and (s, e) != (start, end) for s, e, other in spans
+        )
+    }
+    return [agent for number, agent in enumerate(candidates) if number in kept]
+
+
+def _index(agents: Sequence[Agent], agent: Agent | None) -> int:
+    for index, member in enumerate(agents):
+        if member is agent:
+            return index
+    return -1
+
+
+def _is_member(agents: Sequence[Agent], agent: Agent | None) -> bool:
+    return _index(agents, agent) >= 0
+
+
+def _called_functions(message: Message) -> set[str]:
+    names = {call.get("function", {}).get("name") for call in message.get("tool_calls") or ()}
+    function_call = message.get("function_call")
+    if isinstance(function_call, dict):
+        names.add(function_call.get("name"))
+    names.discard(None)
+    return names
+
+
+class SpeakerSelection:
+    """The rule that picks a group chat's next speaker (see the module docstring)."""
+
+    def __init__(self, groupchat: GroupChat, manager: GroupChatManager) -> None:
+        self.groupchat = groupchat
+        self.manager = manager
+        self.auto = AutoSelection(groupchat, manager)
+
+    def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
+        return run_sync(self._next(chat, sync=True))
+
+    async def a_next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
+        return await self._next(chat, sync=False)
+
+    async def _next(self, chat: Chat, *, sync: bool) -> ConversableAgent | StopReason:
+        choice = await self._choose(chat, sync)
+        if isinstance(choice, ConversableAgent):
+            chat.announce_speaker(choice)
+        return choice
+
+    async def _choose(self, chat: Chat, sync: bool) -> ConversableAgent | StopReason:
+        groupchat = self.groupchat
+        last = chat.last_speaker
+        method = groupchat.speaker_selection_method
+        if callable(method):
+            picked = method(last, groupchat)
+            if picked is None:
+                return StopReason(
+                    StopKind.NO_NEXT_SPEAKER,
+                    f"The speaker selection function {_function_name(method)} returned None after "
+                    f"{_name(last)} spoke",
+                    _name(last),
+                )
+            if isinstance(picked, Agent):
+                return self._checked_pick(picked, last, method)
+            if not isinstance(picked, str):
+                raise TypeError(
+                    f"speaker_selection_method {_function_name(method)} returned {picked!r} "
+                    f"({type(picked).__name__}); it must return an agent of the group chat, a method name "
+                    f"from {list(SPEAKER_SELECTION_METHODS)}, or None to end the chat"
+                )
+            name = check_method(picked, source=f"speaker_selection_method {_function_name(method)} returned")
+        else:
+            name = check_method(method)
+        candidates = self.candidates(chat)
+        if isinstance(candidates, StopReason):
+            return candidates
+        if len(candidates) == 1:
+            return candidates[0]
+        if name == "round_robin":
+            return next_in_turn(groupchat.agents, last, candidates)
+        if name == "random":
+            return random.choice(candidates)
+        if name == "manual":
+            return await self._manual(chat, candidates, sync)
+        return await self.auto.select(chat, candidates, sync)
+
+    def candidates(self, chat: Chat) -> list[ConversableAgent] | StopReason:
+        """The agents that may speak next, or why there are none."""
+        groupchat = self.groupchat
+        agents = groupchat.agents
+        last = chat.last_speaker
+        if _is_member(agents, last):
+            assert last is not None
+            allowed = groupchat.allowed_speaker_transitions_dict.get(last) or []
+            candidates = [agent for agent in agents if any(agent is target for target in allowed)]
+            if not candidates:
+                return StopReason(
+                    StopKind.NO_NEXT_SPEAKER,
+                    f"The speaker transitions allow no one to speak after {last.name}",
+                    last.name,
+                )
+        else:
+            candidates = list(agents)
+        if groupchat.func_call_filter and chat.messages:
+            functions = _called_functions(chat.messages[-1])
+            if functions:
+                return self._executors(candidates, functions, last)
+        return candidates
+
+    def _executors(
+        self, candidates: list[ConversableAgent], functions: set[str], last: Agent | None
+    ) -> list[ConversableAgent] | StopReason:
+        agents = self.groupchat.agents
+        able = [agent for agent in agents if functions <= agent.function_map.keys()]
+        able = able or [agent for agent in agents if agent.function_map]
+        if not able:
+            raise ValueError(
+                f"no agent of the group chat can execute {', '.join(sorted(functions))}: register the "
+                "function for execution with one of them (func_call_filter=True)"
+            )
+        executors = [agent for agent in candidates if any(agent is other for other in able)]
+        if not executors:
+            return StopReason(
+                StopKind.NO_NEXT_SPEAKER,
+                f"The speaker transitions allow none of the agents that can execute "
+                f"{', '.join(sorted(functions))} to speak after {_name(last)}",
+                _name(last),
+            )
+        return executors
+
+    def _checked_pick(self, picked: Agent, last: Agent | None, method: Any) -> ConversableAgent:
+        groupchat = self.groupchat
+        if not _is_member(groupchat.agents, picked):
+            raise ValueError(
+                f"speaker_selection_method {_function_name(method)} returned {picked.name!r}, which is not "
+                f"an agent of this group chat (agents: {groupchat.agent_names})"
+            )
+        if _is_member(groupchat.agents, last):
+            assert last is not None
+            allowed = groupchat.allowed_speaker_transitions_dict.get(last) or []
+            if not any(picked is target for target in allowed):
+                raise ValueError(
+                    f"speaker_selection_method {_function_name(method)} chose {picked.name!r} to speak after "
+                    f"{last.name!r}, but the speaker transitions do not allow {last.name} -> {picked.name}"
+                )
+        assert isinstance(picked, ConversableAgent)
+        return picked
+
+    async def _manual(
+        self, chat: Chat, candidates: list[ConversableAgent], sync: bool
+    ) -> ConversableAgent | StopReason:
+        manager = self.manager
+        listing = "\n".join(f"{number}: {agent.name}" for number, agent in enumerate(candidates, 1))
+        prompt = (
+            f"Choose the next speaker:\n{listing}\n"
+            "Enter a number or a name (press enter or type 'q' to let the next in turn speak, "
+            "or type 'exit' to end the conversation): "
+        )
+        problem = ""
+        fallback = next_in_turn(self.groupchat.agents, chat.last_speaker, candidates)
+        for _ in range(MANUAL_ATTEMPTS):
+            answer = (
+                manager.get_human_input(problem + prompt)
+                if sync
+                else await manager.a_get_human_input(problem + prompt)
+            )
+            if not isinstance(answer, str):
+                raise TypeError(
+                    f"get_human_input of {manager.name} must return a string, returned {answer!r}"
+                )
+            chat.human_input.append(answer)
+            text = answer.strip()
+            if text.lower() == "exit":
+                return StopReason(
+                    StopKind.HUMAN_EXIT,
+                    "The human choosing the next speaker typed 'exit'",
+                    manager.name,
+                )
+            if text in ("", "q"):
+                _notice(chat, f"No speaker chosen: {fallback.name} is next in turn.")
+                return fallback
+            if text.isdigit() and 1 <= int(text) <= len(candidates):
+                return candidates[int(text) - 1]
+            named = [agent for agent in candidates if agent.name == text]
+            if named:
+                return named[0]
+            problem = f"{answer!r} is not one of the choices: enter a number from 1 to {len(candidates)}.\n"
+        _notice(chat, f"No valid choice in {MANUAL_ATTEMPTS} tries: {fallback.name} is next in turn.")
+        return fallback
+
+
+class AutoSelection:
+    """``"auto"``: the manager's model names the next speaker.
+
+    The request the model receives, in order:
+
+    1. a ``system`` message, ``select_speaker_message_template`` with ``{roles}`` (one ``name:
+       description`` line per candidate) and ``{agentlist}`` (the candidates' names) filled in;
+    2. the conversation so far, every message as a ``user`` message named after its speaker (tool calls
+       and tool results are written out as text, so the request needs no tool definitions);
+    3. ``select_speaker_prompt_template`` with ``{agentlist}``, as a ``role_for_select_speaker_messages``
+       message (left out when the template is ``None``).
+
+    If the answer does not name exactly one candidate (see :func:`mentioned_agents`), the answer and a
+    reminder (``select_speaker_auto_none_template`` or ``select_speaker_auto_multiple_template``) are
+    added and the model is asked again, up to ``max_retries_for_selecting_speaker`` times. Then the next
+    candidate in turn speaks, and a :class:`~parley.events.Notice` says so.
+    """
+
+    def __init__(self, groupchat: GroupChat, manager: GroupChatManager) -> None:
+        self.groupchat = groupchat
+        self.manager = manager
+        self.transcript: list[Message] = []
+        self._read = 0
+
+    def conversation(self, log: list[Message]) -> list[Message]:
+        """The conversation as the model reads it, brought up to date with the new messages only."""
+        if len(log) < self._read:
+            self.transcript, self._read = [], 0
+        self.transcript.extend(_as_text(message) for message in log[self._read :])
+        self._read = len(log)
+        return self.transcript
+
+    async def select(self, chat: Chat, candidates: list[ConversableAgent], sync: bool) -> ConversableAgent:
+        groupchat, manager = self.groupchat, self.manager
+        client = manager.client
+        if client is None:
+            raise ValueError(
+                f"speaker_selection_method 'auto' needs a model to choose the next speaker, but the "
+                f"GroupChatManager {manager.name!r} has none: give it an llm_config"
+            )
+        names = agent_list(candidates)
+        role = groupchat.role_for_select_speaker_messages
+        request: list[Message] = [{"role": "system", "content": groupchat.select_speaker_msg(candidates)}]
+        request.extend(self.conversation(chat.messages))
+        prompt = groupchat.select_speaker_prompt(candidates)
+        if prompt is not None:
+            request.append({"role": role, "content": prompt})
+        attempts = 1 + groupchat.max_retries_for_selecting_speaker
+        answer = ""
+        for attempt in range(1, attempts + 1):
+            params = manager._llm_params
+            response = client.create(request, **params) if sync else await client.a_create(request, **params)
+            manager.usage_summary.add(response)
+            chat.usage.add(response)
+            answer = content_str(response.message.get("content"))
+            mentioned = mentioned_agents(answer, candidates)
+            if len(mentioned) == 1:
+                return mentioned[0]
+            if attempt < attempts:
+                template = (
+                    groupchat.select_speaker_auto_multiple_template
+                    if mentioned
+                    else groupchat.select_speaker_auto_none_template
+                )
+                request.append({"role": "assistant", "content": answer})
+                request.append({"role": role, "content": template.format(agentlist=names)})
+        fallback = next_in_turn(groupchat.agents, chat.last_speaker, candidates)
+        _notice(
+            chat,
+            f"SPEAKER SELECTION FAILED: the model did not name exactly one of {names} in {attempts} "
+            f"attempt(s) (last answer: {answer!r:.80}); {fallback.name} is next in turn.",
+        )
+        return fallback
+
+
+def _as_text(message: Message) -> Message:
+    calls = message.get("tool_calls") or ()
+    if message.get("role") == "user" and not calls:
+        return message
+    text = content_str(message.get("content"))
+    for call in calls:
+        function = call.get("function", {})
+        text += f"\n[calls {function.get('name')}({function.get('arguments', '')})]"
+    return {"role": "user", "name": message.get("name"), "content": text.strip()}
+
+
+def _notice(chat: Chat, text: str) -> None:
+    if chat.listeners:
+        chat.emit(Notice(text))
+
+
+def _name(agent: Agent | None) -> str | None:
+    return None if agent is None else agent.name
+
+
+def _function_name(function: Any) -> str:
+    return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or repr(function)
