@@ -402,7 +402,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         messages = self._prepare_messages(messages)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if entry["is_async"] or reply_func in exclude or not matches(entry["trigger"], sender):
+            if entry["is_async"] or reply_func in exclude:
+                continue
+            if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
             final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
             if final:
@@ -427,7 +429,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         messages = self._prepare_messages(messages)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if reply_func in exclude or not matches(entry["trigger"], sender):
+            if reply_func in exclude:
+                continue
+            if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
             runner = entry["async_twin"] or reply_func
             outcome = runner(self, messages=messages, sender=sender, config=entry["config"])

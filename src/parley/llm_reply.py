@@ -30,7 +30,7 @@ class ModelReplyMixin:
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """Ask this agent's model for a reply (``(False, None)`` when the agent has no model)."""
-        client = config if isinstance(config, ModelClient) else self.client
+        client = self.client if config is None else _client_or(config, self.client)
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
@@ -41,7 +41,7 @@ class ModelReplyMixin:
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """Async twin of :meth:`generate_oai_reply`."""
-        client = config if isinstance(config, ModelClient) else self.client
+        client = self.client if config is None else _client_or(config, self.client)
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
@@ -95,3 +95,8 @@ def request_params(llm_config: Any) -> dict[str, Any]:
     if not isinstance(llm_config, dict):
         return {}
     return {key: llm_config[key] for key in REQUEST_PARAMS if key in llm_config}
+
+
+def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:
+    """A reply function's ``config`` when it is a model client, else the agent's own model."""
+    return config if isinstance(config, ModelClient) else default

@@ -29,6 +29,7 @@ def reply_entry(
         raise TypeError(f"reply_func must be callable, not {reply_func!r}")
     check_trigger(trigger)
     return {
+        "matches_every_sender": _matches_every_sender(trigger),
         "trigger": trigger,
         "reply_func": reply_func,
         "config": config,
@@ -38,6 +39,13 @@ def reply_entry(
         "is_async": inspect.iscoroutinefunction(reply_func),
         "async_twin": async_twin,
     }
+
+
+def _matches_every_sender(trigger: Trigger) -> bool:
+    """Whether the trigger answers any agent and no sender alike (the common ``[Agent, None]``)."""
+    from parley.agent import Agent
+
+    return isinstance(trigger, list) and None in trigger and Agent in trigger
 
 
 def check_trigger(trigger: Trigger) -> None:

@@ -39,10 +39,10 @@ class UsageSummary:
 
 
 def _add_to(totals: dict[str, dict[str, float]], response: ModelResponse) -> None:
-    counts = totals.setdefault(
-        response.model or "unknown",
-        {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    )
+    model = response.model or "unknown"
+    counts = totals.get(model)
+    if counts is None:
+        counts = totals[model] = {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
     counts["cost"] += response.cost
     counts["prompt_tokens"] += response.usage.prompt_tokens
     counts["completion_tokens"] += response.usage.completion_tokens
