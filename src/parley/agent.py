@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from parley.agent_base import Agent
 from parley.chat_result import ChatResult
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
 from parley.human_reply import HumanReplyMixin
@@ -39,35 +40,6 @@ HOOKABLE_METHODS = (
 def default_is_termination_msg(message: Message) -> bool:
     """AG2's default: the message's content is exactly ``TERMINATE``."""
     return content_str(message.get("content")) == "TERMINATE"
-
-
-class Agent:
-    """Anything that can take part in a chat: it has a ``name`` and a ``description``."""
-
-    _is_handoff_target = True
-
-    def __init__(self, name: str, description: str = "") -> None:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"an agent's name must be a non-empty string, not {name!r}")
-        self._name = name
-        self._description = description
-
-    @property
-    def name(self) -> str:
-        """The agent's name, unique within a chat."""
-        return self._name
-
-    @property
-    def description(self) -> str:
-        """What the agent does, as other agents (and group-chat managers) read it."""
-        return self._description
-
-    @description.setter
-    def description(self, description: str) -> None:
-        self._description = description
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self._name!r})"
 
 
 class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
@@ -152,15 +124,14 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._function_map: dict[str, Tool] = {}
         self._llm_tools: dict[str, Tool] = {}
         self._llm_tool_schemas: list[dict[str, Any]] | None = None
-        self.hook_lists: dict[str, list[Callable[..., Any]]] = {method: [] for method in HOOKABLE_METHODS}
-        self._reply_func_list: list[dict[str, Any]] = []
+        self._hooks: dict[str, list[Callable[..., Any]]] | None = None
+        self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
         self._chat: Chat | None = None
         self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
         self._stop_reason: StopReason | None = None
         self._human_input: list[str] = []
         self._handoffs: Handoffs | None = None
-        self.usage_summary = UsageSummary()
-        self._register_default_replies()
+        self._usage_summary: UsageSummary | None = None
         for tool_name, function in (function_map or {}).items():
             self._function_map[tool_name] = as_tool(function, name=tool_name)
         for function in [functions] if callable(functions) else functions or []:
@@ -178,17 +149,22 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             for message in messages:
                 view.add(message)
 
-    def _register_default_replies(self) -> None:
-        cls = ConversableAgent
-        self.register_reply([Agent, None], cls.generate_oai_reply, async_twin=cls.a_generate_oai_reply)
-        self.register_reply(
-            [Agent, None], cls.generate_tool_calls_reply, async_twin=cls.a_generate_tool_calls_reply
-        )
-        self.register_reply(
-            [Agent, None],
-            cls.check_termination_and_human_reply,
-            async_twin=cls.a_check_termination_and_human_reply,
-        )
+    _default_reply_entries: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def _default_replies(cls) -> tuple[dict[str, Any], ...]:
+        """The built-in chain, first to last, shared by every agent (entries are never changed in place)."""
+        if not ConversableAgent._default_reply_entries:
+            agent = ConversableAgent
+            ConversableAgent._default_reply_entries = tuple(
+                reply_entry([Agent, None], func, None, None, False, twin)
+                for func, twin in (
+                    (agent.check_termination_and_human_reply, agent.a_check_termination_and_human_reply),
+                    (agent.generate_tool_calls_reply, agent.a_generate_tool_calls_reply),
+                    (agent.generate_oai_reply, agent.a_generate_oai_reply),
+                )
+            )
+        return ConversableAgent._default_reply_entries
 
     # ------------------------------------------------------------------------------------------------
     # identity
@@ -307,11 +283,21 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def replace_reply_func(self, old_reply_func: ReplyFunction, new_reply_func: ReplyFunction) -> None:
         """Put ``new_reply_func`` where ``old_reply_func`` was registered."""
-        for entry in self._reply_func_list:
+        for index, entry in enumerate(self._reply_func_list):
             if entry["reply_func"] == old_reply_func:
-                entry["reply_func"] = new_reply_func
-                entry["async_twin"] = None
-                entry["is_async"] = inspect.iscoroutinefunction(new_reply_func)
+                self._reply_func_list[index] = {
+                    **entry,
+                    "reply_func": new_reply_func,
+                    "async_twin": None,
+                    "is_async": inspect.iscoroutinefunction(new_reply_func),
+                }
+
+    @property
+    def hook_lists(self) -> dict[str, list[Callable[..., Any]]]:
+        """The hooks registered for each of :data:`HOOKABLE_METHODS`."""
+        if self._hooks is None:
+            self._hooks = {method: [] for method in HOOKABLE_METHODS}
+        return self._hooks
 
     def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
         """Add a hook to one of :data:`HOOKABLE_METHODS`."""
@@ -368,17 +354,21 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return handoff
 
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
-        for hook in self.hook_lists["update_agent_state"]:
-            hook(self, messages)
+        hook_lists = self._hooks
+        if hook_lists is not None:
+            for hook in hook_lists["update_agent_state"]:
+                hook(self, messages)
         if self._handoffs is not None and self._handoffs.llm_conditions:
             self._handoffs.refresh(self, messages)
-        hooks = self.hook_lists["process_last_received_message"]
+        if hook_lists is None:
+            return messages
+        hooks = hook_lists["process_last_received_message"]
         if hooks and messages and isinstance(messages[-1].get("content"), str):
             content = messages[-1]["content"]
             for hook in hooks:
                 content = hook(content)
             messages = [*messages[:-1], {**messages[-1], "content": content}]
-        for hook in self.hook_lists["process_all_messages_before_reply"]:
+        for hook in hook_lists["process_all_messages_before_reply"]:
             messages = hook(messages)
         return messages
 
@@ -468,7 +458,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return None if reply is None else self._outgoing(reply, peer)
 
     def _outgoing(self, reply: Any, recipient: Agent) -> Message:
-        for hook in self.hook_lists["process_message_before_send"]:
+        for hook in self._hooks["process_message_before_send"] if self._hooks is not None else ():
             reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
         return to_message(reply, parameter=f"the reply of {self.name}")
 
@@ -729,11 +719,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self.reset_consecutive_auto_reply_counter()
         self.reply_at_receive.clear()
         self._human_input = []
-        for entry in self._reply_func_list:
+        for index, entry in enumerate(self._reply_func_list):
             if entry["reset_config"] is not None:
                 entry["reset_config"](entry["config"])
-            else:
-                entry["config"] = entry["init_config"]
+            elif entry["config"] is not entry["init_config"]:
+                self._reply_func_list[index] = {**entry, "config": entry["init_config"]}
 
     def stop_reply_at_receive(self, sender: Agent | None = None) -> None:
         """Stop replying on receive, to ``sender`` or to everyone."""

@@ -18,7 +18,7 @@ class ModelReplyMixin:
     """The model reply function of :class:`~parley.agent.ConversableAgent`."""
 
     client: ModelClient | None
-    usage_summary: UsageSummary
+    _usage_summary: UsageSummary | None
     _chat: Chat | None
     _views: dict[Agent, View]
     _oai_system_message: list[Message]
@@ -57,6 +57,13 @@ class ModelReplyMixin:
         else:
             flat = flatten_for_model(messages or [])
         return MessageSequence(self._oai_system_message, flat)
+
+    @property
+    def usage_summary(self) -> UsageSummary:
+        """Every model call this agent made, in all its chats."""
+        if self._usage_summary is None:
+            self._usage_summary = UsageSummary()
+        return self._usage_summary
 
     def _record_usage(self, response: ModelResponse) -> None:
         self.usage_summary.add(response)

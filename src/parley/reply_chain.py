@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from parley.agent import Agent
+from parley.agent_base import Agent
 
 ReplyFunction = Callable[..., Any]
 """``(recipient, messages, sender, config) -> (final, reply)``, sync or async."""
@@ -43,15 +42,11 @@ def reply_entry(
 
 def _matches_every_sender(trigger: Trigger) -> bool:
     """Whether the trigger answers any agent and no sender alike (the common ``[Agent, None]``)."""
-    from parley.agent import Agent
-
     return isinstance(trigger, list) and None in trigger and Agent in trigger
 
 
 def check_trigger(trigger: Trigger) -> None:
     """Fail early, naming the trigger, if it is of a kind that can never match."""
-    from parley.agent import Agent
-
     if trigger is None or isinstance(trigger, str | type | Agent) or callable(trigger):
         return
     if isinstance(trigger, list):
@@ -65,8 +60,6 @@ def check_trigger(trigger: Trigger) -> None:
 
 def matches(trigger: Trigger, sender: Agent | None) -> bool:
     """Whether a reply function registered with ``trigger`` answers ``sender``."""
-    from parley.agent import Agent
-
     if trigger is None:
         return sender is None
     if isinstance(trigger, type):

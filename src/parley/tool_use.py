@@ -129,7 +129,7 @@ class ToolUseMixin:
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name)
             if in_thread:
-                tool.in_thread = True
+                tool = Tool(tool.func, name=tool.name, description=tool.description, in_thread=True)
             self._function_map[tool.name] = tool
             return tool
 

@@ -7,11 +7,13 @@ never shown to the model. A tool may return text, any JSON-serializable value, o
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import re
 import threading
 import typing
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
@@ -95,10 +97,11 @@ class Tool:
             not inspect.isfunction(func) and inspect.iscoroutinefunction(type(func).__call__)
         )
         self.in_thread = in_thread
-        self.injects_context, self._arguments_model, self._parameter_names = _arguments_model(
-            func, self.name, _parameter_docs(doc)
-        )
-        self.parameters = _parameters_schema(self._arguments_model)
+        signature = _signature_of(func, self.name, doc)
+        self.injects_context = signature.injects_context
+        self._arguments_model = signature.arguments_model
+        self._parameter_names = signature.parameter_names
+        self.parameters = signature.parameters
         self.__name__ = self.name
         self.__doc__ = func.__doc__
 
@@ -154,10 +157,29 @@ class Tool:
 
 
 def as_tool(func: Callable[..., Any] | Tool, name: str | None = None, description: str | None = None) -> Tool:
-    """``func`` as a :class:`Tool`; an existing tool is reused unless renamed or redescribed."""
-    if isinstance(func, Tool) and name in (None, func.name) and description in (None, func.description):
-        return func
-    return Tool(func, name=name, description=description)
+    """``func`` as a :class:`Tool`; an existing tool is reused unless renamed or redescribed.
+
+    Registering the same function on many agents makes one tool, shared by all of them.
+    """
+    if isinstance(func, Tool):
+        if name in (None, func.name) and description in (None, func.description):
+            return func
+        func = func.func
+    try:
+        variants = _tools.get(func)
+    except TypeError:
+        return Tool(func, name=name, description=description)
+    if variants is None:
+        variants = _tools[func] = {}
+    tool = variants.get((name, description))
+    if tool is None:
+        tool = variants[(name, description)] = Tool(func, name=name, description=description)
+    return tool
+
+
+_tools: weakref.WeakKeyDictionary[Callable[..., Any], dict[tuple[str | None, str | None], Tool]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -364,6 +386,34 @@ def _run_concurrently(awaitables: list[Awaitable[ToolOutcome]]) -> list[ToolOutc
 
 # ----------------------------------------------------------------------------------------------------
 # schemas
+
+
+@dataclass(frozen=True, slots=True)
+class _Signature:
+    """What a function's signature means to a model: its arguments' schema and validator."""
+
+    injects_context: bool
+    arguments_model: type[BaseModel] | None
+    parameter_names: tuple[str, ...]
+    parameters: dict[str, Any]
+
+
+_signatures: weakref.WeakKeyDictionary[Callable[..., Any], _Signature] = weakref.WeakKeyDictionary()
+
+
+def _signature_of(func: Callable[..., Any], name: str, doc: str) -> _Signature:
+    """The function's argument schema, computed once per function however many agents register it."""
+    try:
+        cached = _signatures.get(func)
+    except TypeError:
+        cached = None
+    if cached is not None:
+        return cached
+    injects_context, model, names = _arguments_model(func, name, _parameter_docs(doc))
+    signature = _Signature(injects_context, model, names, _parameters_schema(model))
+    with contextlib.suppress(TypeError):
+        _signatures[func] = signature
+    return signature
 
 
 def _arguments_model(
