@@ -66,7 +66,12 @@ class HumanReplyMixin:
             )
             asked = True
             if not reply and self._is_termination_msg(message):
-                stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
+                stop, reply = (
+                    self._termination_stop(
+                        message.get("name") or sender_name, "and no human input was given"
+                    ),
+                    "exit",
+                )
         elif self._consecutive_auto_reply_counter[sender] >= self._max_consecutive_auto_reply_dict[sender]:
             limit = self._max_consecutive_auto_reply_dict[sender]
             if mode == "NEVER":
@@ -83,15 +88,25 @@ class HumanReplyMixin:
                 )
                 asked = True
                 if not reply and terminate:
-                    stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
+                    stop, reply = (
+                        self._termination_stop(
+                            message.get("name") or sender_name, "and no human input was given"
+                        ),
+                        "exit",
+                    )
         elif self._is_termination_msg(message):
             if mode == "NEVER":
-                stop, reply = self._termination_stop(sender_name, ""), "exit"
+                stop, reply = self._termination_stop(message.get("name") or sender_name, ""), "exit"
             else:
                 reply = await self._ask_human(self._feedback_prompt(sender_name, auto_reply=False), sync)
                 asked = True
                 if not reply:
-                    stop, reply = self._termination_stop(sender_name, "and no human input was given"), "exit"
+                    stop, reply = (
+                        self._termination_stop(
+                            message.get("name") or sender_name, "and no human input was given"
+                        ),
+                        "exit",
+                    )
         if asked and not reply:
             self._notice("NO HUMAN INPUT RECEIVED.")
         if reply == "exit":
