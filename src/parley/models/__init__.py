@@ -1,16 +1,47 @@
-"""Models: the client protocol, AG2's llm_config, provider clients and test doubles."""
+"""Models: the client protocol, AG2's llm_config, provider clients and test doubles.
+
+The provider clients (:class:`OpenAIClient`, :class:`AnthropicClient`) are loaded on first use, and
+their SDKs only when they first send a request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from parley.models.base import ModelClient, ModelError, ModelResponse, Usage
+from parley.models.config import AllConfigsFailedError, ConfigListClient, model_client_from_llm_config
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, ScriptExhaustedError, tool_call
 
+if TYPE_CHECKING:
+    from parley.models.anthropic_client import AnthropicClient
+    from parley.models.openai_client import OpenAIClient
+
+_LAZY = {
+    "OpenAIClient": "parley.models.openai_client",
+    "AnthropicClient": "parley.models.anthropic_client",
+}
+
 __all__ = [
+    "AllConfigsFailedError",
+    "AnthropicClient",
+    "ConfigListClient",
     "FunctionModel",
     "ModelClient",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "OpenAIClient",
     "ScriptExhaustedError",
     "ScriptedModel",
     "Usage",
+    "model_client_from_llm_config",
     "tool_call",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'parley.models' has no attribute {name!r}")

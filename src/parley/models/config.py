@@ -1,13 +1,23 @@
-"""AG2's ``llm_config`` turned into a model client."""
+"""AG2's ``llm_config`` turned into a model client.
+
+``{"config_list": [{"model", "api_key", "base_url", "api_type", "api_version", "price", ...}, ...],
+"temperature": ..., "cache_seed": ..., "timeout": ...}``: the configs are tried in order, each through
+the client for its ``api_type``, until one answers. Keys beside ``config_list`` are request parameters
+for every config (``temperature``, ``max_tokens``...) or settings (``cache_seed``, ``timeout``,
+``max_retries``, ``tool_call_mode``...); a config's own keys win over them.
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.messages import Message
 from parley.models.base import ModelClient, ModelError, ModelResponse
+
+if TYPE_CHECKING:
+    from parley.models.cache import ResponseCache
 
 #: Where the client for each ``api_type`` lives; imported only when a config uses it.
 PROVIDERS: dict[str, str] = {
@@ -16,6 +26,74 @@ PROVIDERS: dict[str, str] = {
     "anthropic": "parley.models.anthropic_client:AnthropicClient",
     "local": "parley.models.local:LocalModel",
 }
+
+#: How a model is asked for tool calls: its native tool calling, or a JSON schema (see ``json_tools``).
+TOOL_CALL_MODES = ("native", "json_schema")
+
+#: Keys of a model config that say which model to reach and how; any other key is a request parameter.
+CLIENT_KEYS = frozenset(
+    {
+        "model",
+        "api_key",
+        "base_url",
+        "api_type",
+        "api_version",
+        "price",
+        "tags",
+        "tool_call_mode",
+        "model_path",
+        "azure_endpoint",
+        "azure_deployment",
+        "azure_ad_token",
+        "organization",
+        "project",
+        "default_headers",
+        "default_query",
+        "timeout",
+        "max_retries",
+        "cache_seed",
+        "cache_path_root",
+        "http_client",
+        "model_client_cls",
+    }
+)
+
+#: Keys of ``llm_config`` itself that are neither request parameters nor per-config defaults.
+SETTINGS_KEYS = frozenset(
+    {"config_list", "routing_method", "check_every_ms", "allow_format_str_template", "tools", "functions"}
+)
+
+#: Config keys that do not change a model's answer, so they are left out of cache keys.
+_NOT_IN_CACHE_KEY = frozenset(
+    {
+        "api_key",
+        "azure_ad_token",
+        "price",
+        "tags",
+        "timeout",
+        "max_retries",
+        "cache_seed",
+        "cache_path_root",
+        "default_headers",
+        "default_query",
+        "http_client",
+        "organization",
+        "project",
+    }
+)
+
+_DEFAULT_ENDPOINTS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+
+
+class AllConfigsFailedError(ModelError):
+    """Every config of an ``llm_config`` failed; :attr:`failures` has each config's error, in order."""
+
+    def __init__(self, message: str, failures: list[tuple[str, str, Exception]]) -> None:
+        super().__init__(message)
+        self.failures = failures
 
 
 def model_client_from_llm_config(llm_config: Any) -> ModelClient | None:
@@ -38,48 +116,125 @@ def model_client_from_llm_config(llm_config: Any) -> ModelClient | None:
 
 
 def split_llm_config(llm_config: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Validate AG2's llm_config and split it into its config list and the chat-wide settings."""
+    """Validate AG2's llm_config and split it into its configs and the settings beside them.
+
+    Each config comes back complete: the per-config keys set beside ``config_list`` (``api_key``,
+    ``timeout``, ``cache_seed``...) are its defaults, and ``base_url`` has a scheme.
+
+    Raises:
+        ValueError: a config has no ``model``, an unknown ``api_type`` or ``tool_call_mode``, or a bad
+            ``price``.
+    """
     settings = {key: value for key, value in llm_config.items() if key != "config_list"}
     if "config_list" in llm_config:
-        config_list = llm_config["config_list"]
-        if not isinstance(config_list, list) or not config_list:
+        entries = llm_config["config_list"]
+        if not isinstance(entries, list) or not entries:
             raise ValueError("llm_config['config_list'] must be a non-empty list of model configs")
     elif "model" in llm_config:
-        config_list = [{key: settings.pop(key) for key in list(settings) if key in _PER_MODEL_KEYS}]
+        entries = [{key: settings.pop(key) for key in list(settings) if key in CLIENT_KEYS}]
     else:
         raise ValueError(
             "llm_config needs a 'config_list' (or a 'model'); got keys " + str(sorted(llm_config))
         )
-    for index, config in enumerate(config_list):
-        if not isinstance(config, dict) or not config.get("model"):
+    defaults = {key: value for key, value in settings.items() if key in CLIENT_KEYS}
+    configs = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not entry.get("model"):
             raise ValueError(f"llm_config['config_list'][{index}] must be a dict with a 'model'")
-    return config_list, settings
+        configs.append(_checked({**defaults, **entry}, index))
+    return configs, settings
 
 
-_PER_MODEL_KEYS = frozenset(
-    {
-        "model",
-        "api_key",
-        "base_url",
-        "api_type",
-        "api_version",
-        "price",
-        "tags",
-        "tool_call_mode",
-        "model_path",
-        "azure_endpoint",
-        "organization",
-        "default_headers",
-    }
-)
+def _checked(config: dict[str, Any], index: int) -> dict[str, Any]:
+    where = f"llm_config['config_list'][{index}] (model {config['model']!r})"
+    api_type = config.get("api_type") or "openai"
+    if api_type.startswith("azure"):
+        api_type = "azure"
+    if api_type not in PROVIDERS:
+        raise ValueError(f"{where}: unknown api_type {api_type!r}; parley supports {sorted(PROVIDERS)}")
+    config["api_type"] = api_type
+    mode = config.get("tool_call_mode", "native")
+    if mode not in TOOL_CALL_MODES:
+        raise ValueError(f"{where}: tool_call_mode must be one of {TOOL_CALL_MODES}, not {mode!r}")
+    from parley.models.pricing import parse_price
+
+    try:
+        parse_price(config.get("price"))
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    base_url = config.get("base_url")
+    if isinstance(base_url, str) and base_url and "://" not in base_url:
+        config["base_url"] = f"http://{base_url}"
+    return config
+
+
+def request_params_of(config: dict[str, Any], client_keys: frozenset[str] = CLIENT_KEYS) -> dict[str, Any]:
+    """The request parameters a config sets: every key that is not one of ``client_keys``."""
+    return {key: value for key, value in config.items() if key not in client_keys}
 
 
 class ConfigListClient:
-    """Tries each config of an AG2 ``config_list`` in order and answers with the first that works."""
+    """Tries each config of an AG2 ``config_list`` in order and answers with the first that works.
+
+    With a ``cache_seed``, a request answered before (by any of the configs) is answered from the disk
+    cache without calling a model. ``routing_method="round_robin"`` starts each request at the next
+    config instead of the first.
+    """
 
     def __init__(self, llm_config: dict[str, Any]) -> None:
         self.config_list, self.settings = split_llm_config(llm_config)
+        self.params = request_params_of(self.settings, CLIENT_KEYS | SETTINGS_KEYS)
+        routing = self.settings.get("routing_method") or "fixed_order"
+        if routing not in ("fixed_order", "round_robin"):
+            raise ValueError(f"routing_method must be 'fixed_order' or 'round_robin', not {routing!r}")
+        self.routing_method: str = routing
         self._clients: list[ModelClient | None] = [None] * len(self.config_list)
+        self._caches = [_cache_for(config) for config in self.config_list]
+        self._identities = [
+            {key: value for key, value in config.items() if key not in _NOT_IN_CACHE_KEY}
+            for config in self.config_list
+        ]
+        self._start = 0
+
+    def create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        request = {**self.params, **params}
+        order = self._order()
+        keys = self._keys(messages, tools, request)
+        cached = self._cached(order, keys)
+        if cached is not None:
+            return cached
+        failures: list[tuple[str, str, Exception]] = []
+        for index in order:
+            try:
+                response = self._client(index).create(messages, tools, **request)
+            except Exception as error:
+                failures.append(self._failure(index, error))
+                continue
+            self._store(index, keys, response)
+            return response
+        raise _all_failed(failures)
+
+    async def a_create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        request = {**self.params, **params}
+        order = self._order()
+        keys = self._keys(messages, tools, request)
+        cached = self._cached(order, keys)
+        if cached is not None:
+            return cached
+        failures: list[tuple[str, str, Exception]] = []
+        for index in order:
+            try:
+                response = await self._client(index).a_create(messages, tools, **request)
+            except Exception as error:
+                failures.append(self._failure(index, error))
+                continue
+            self._store(index, keys, response)
+            return response
+        raise _all_failed(failures)
 
     def _client(self, index: int) -> ModelClient:
         client = self._clients[index]
@@ -87,36 +242,56 @@ class ConfigListClient:
             client = self._clients[index] = build_provider_client(self.config_list[index], self.settings)
         return client
 
-    def create(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
-    ) -> ModelResponse:
-        failures: list[str] = []
-        for index, config in enumerate(self.config_list):
-            try:
-                return self._client(index).create(messages, tools, **params)
-            except Exception as error:
-                failures.append(_describe_failure(config, error))
-                if index == len(self.config_list) - 1:
-                    raise ModelError(_all_failed(failures)) from error
-        raise AssertionError("unreachable")
+    def _order(self) -> list[int]:
+        count = len(self.config_list)
+        if self.routing_method == "fixed_order" or count == 1:
+            return list(range(count))
+        start, self._start = self._start, (self._start + 1) % count
+        return [(start + offset) % count for offset in range(count)]
 
-    async def a_create(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
-    ) -> ModelResponse:
-        failures: list[str] = []
-        for index, config in enumerate(self.config_list):
-            try:
-                return await self._client(index).a_create(messages, tools, **params)
-            except Exception as error:
-                failures.append(_describe_failure(config, error))
-                if index == len(self.config_list) - 1:
-                    raise ModelError(_all_failed(failures)) from error
-        raise AssertionError("unreachable")
+    def _keys(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, request: dict[str, Any]
+    ) -> list[str | None]:
+        if all(cache is None for cache in self._caches):
+            return [None] * len(self._caches)
+        from parley.models.cache import request_key
+
+        return [
+            None if cache is None else request_key(identity, messages, tools, request)
+            for cache, identity in zip(self._caches, self._identities, strict=True)
+        ]
+
+    def _cached(self, order: list[int], keys: list[str | None]) -> ModelResponse | None:
+        for index in order:
+            cache, key = self._caches[index], keys[index]
+            if cache is not None and key is not None:
+                response = cache.get(key)
+                if response is not None:
+                    return response
+        return None
+
+    def _store(self, index: int, keys: list[str | None], response: ModelResponse) -> None:
+        cache, key = self._caches[index], keys[index]
+        if cache is not None and key is not None:
+            cache.set(key, response)
+
+    def _failure(self, index: int, error: Exception) -> tuple[str, str, Exception]:
+        config = self.config_list[index]
+        client = self._clients[index]
+        endpoint = getattr(client, "endpoint", None) or endpoint_of(config)
+        return str(config.get("model")), endpoint, error
+
+
+def endpoint_of(config: dict[str, Any]) -> str:
+    """Where a config's requests go, for error messages."""
+    api_type = config.get("api_type", "openai")
+    found = config.get("base_url") or config.get("azure_endpoint") or config.get("model_path")
+    return str(found or _DEFAULT_ENDPOINTS.get(api_type, api_type))
 
 
 def build_provider_client(config: dict[str, Any], settings: dict[str, Any]) -> ModelClient:
     """The client for one config, by its ``api_type`` (``openai`` by default)."""
-    api_type = config.get("api_type", "openai")
+    api_type = config.get("api_type") or "openai"
     target = PROVIDERS.get(api_type)
     if target is None:
         raise ValueError(
@@ -128,10 +303,24 @@ def build_provider_client(config: dict[str, Any], settings: dict[str, Any]) -> M
     return client
 
 
-def _describe_failure(config: dict[str, Any], error: Exception) -> str:
-    where = config.get("base_url") or config.get("api_type", "openai")
-    return f"model {config.get('model')!r} at {where}: {type(error).__name__}: {error}"
+def _cache_for(config: dict[str, Any]) -> ResponseCache | None:
+    seed = config.get("cache_seed")
+    if seed is None:
+        return None
+    from parley.models.cache import DEFAULT_CACHE_ROOT, ResponseCache
+
+    return ResponseCache(seed, config.get("cache_path_root") or DEFAULT_CACHE_ROOT)
 
 
-def _all_failed(failures: list[str]) -> str:
-    return f"all {len(failures)} model config(s) failed:\n  " + "\n  ".join(failures)
+def _all_failed(failures: list[tuple[str, str, Exception]]) -> AllConfigsFailedError:
+    lines = [
+        f"model {model!r} at {endpoint}: {type(error).__name__}: {error}"
+        for model, endpoint, error in failures
+    ]
+    if len(failures) == 1:
+        message = "the model call failed: " + lines[0]
+    else:
+        message = f"all {len(failures)} model configs failed, tried in order:\n  " + "\n  ".join(lines)
+    error = AllConfigsFailedError(message, failures)
+    error.__cause__ = failures[-1][2]
+    return error

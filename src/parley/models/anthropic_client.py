@@ -1,0 +1,327 @@
+"""Anthropic's messages API through the official ``anthropic`` SDK.
+
+OpenAI-format messages and tools go in and come out: leading system messages become ``system``, an
+assistant's ``tool_calls`` become ``tool_use`` blocks, tool messages become ``tool_result`` blocks, and
+the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Rate limits, overloads, 5xx
+answers and timeouts are retried with backoff by the SDK (``max_retries`` times).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from parley.messages import Message, content_str
+from parley.models.base import ModelError, ModelResponse, Usage
+from parley.models.config import request_params_of
+from parley.models.pricing import Price, cost_of, parse_price
+from parley.models.sdk import PerEventLoop, import_sdk, split_known
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+#: ``max_tokens`` when the config sets none (the messages API requires one).
+DEFAULT_MAX_TOKENS = 4096
+#: What a conversation that would not start (or end) with a user turn is given, as AG2 does.
+CONTINUE = "Please continue."
+
+#: OpenAI sampling parameters the messages API has no equivalent for; they are not sent.
+_OPENAI_ONLY = (
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "n",
+)
+
+
+class AnthropicClient:
+    """A Claude model behind Anthropic's messages API.
+
+    Args:
+        model: the model name, such as ``claude-sonnet-4-5``.
+        api_key: defaults to ``ANTHROPIC_API_KEY``.
+        base_url: defaults to ``ANTHROPIC_BASE_URL``, else Anthropic's API.
+        timeout: seconds before a request is abandoned (and retried).
+        max_retries: how often a failed request is retried (the SDK's default: 2).
+        price: ``(prompt, completion)`` dollars per 1,000 tokens, instead of the built-in table.
+        params: request parameters sent with every request (``temperature``, ``max_tokens``...).
+        client_options: more keyword arguments for the SDK client (``default_headers``...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        price: Price | None = None,
+        params: dict[str, Any] | None = None,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.price = price
+        self.params = dict(params or {})
+        self._api_key = api_key
+        self._options = dict(client_options or {})
+        if timeout is not None:
+            self._options["timeout"] = timeout
+        if max_retries is not None:
+            self._options["max_retries"] = max_retries
+        self._sync: Any = None
+        self._async = PerEventLoop(lambda: self._sdk_client(asynchronous=True))
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], settings: dict[str, Any] | None = None) -> AnthropicClient:
+        """The client for one entry of an AG2 ``config_list`` with ``"api_type": "anthropic"``."""
+        mode = config.get("tool_call_mode") or "native"
+        if mode != "native":
+            raise ValueError(
+                f"tool_call_mode {mode!r} is for OpenAI-compatible servers and the local model; "
+                "Anthropic's models call tools natively"
+            )
+        options = {
+            key: config[key] for key in ("default_headers", "http_client") if config.get(key) is not None
+        }
+        return cls(
+            config["model"],
+            api_key=config.get("api_key"),
+            base_url=config.get("base_url"),
+            timeout=config.get("timeout"),
+            max_retries=config.get("max_retries"),
+            price=parse_price(config.get("price")),
+            params=request_params_of(config),
+            client_options=options,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go."""
+        return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+
+    def __repr__(self) -> str:
+        return f"AnthropicClient(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    def create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        """Send one messages request and return its reply in OpenAI format."""
+        request = self._request(messages, tools, params)
+        if self._sync is None:
+            self._sync = self._sdk_client(asynchronous=False)
+        api = self._sync.messages
+        return self._response(api.create(**split_known(api.create, request)))
+
+    async def a_create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        """Async twin of :meth:`create`."""
+        request = self._request(messages, tools, params)
+        api = self._async.get().messages
+        return self._response(await api.create(**split_known(api.create, request)))
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _sdk_client(self, *, asynchronous: bool) -> Any:
+        anthropic = import_sdk("anthropic", "anthropic")
+        factory = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
+        return factory(api_key=self._api_key, base_url=self.base_url, **self._options)
+
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        merged = {**params, **self.params}
+        if merged.pop("response_format", None) is not None:
+            raise ModelError(
+                f"response_format is not supported by the Anthropic client (model {self.model!r}); "
+                "describe the format in the system message instead"
+            )
+        tool_choice = merged.pop("tool_choice", None)
+        parallel = merged.pop("parallel_tool_calls", None)
+        for name in _OPENAI_ONLY:
+            merged.pop(name, None)
+        max_tokens = merged.pop("max_tokens", None) or merged.pop("max_completion_tokens", None)
+        stop = merged.pop("stop", None)
+        system, turns = to_anthropic_messages(messages, with_tools=bool(tools))
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": turns,
+            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+        }
+        if system:
+            request["system"] = system
+        if stop:
+            request["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        if tools:
+            request["tools"] = [to_anthropic_tool(tool) for tool in tools]
+            choice = to_anthropic_tool_choice(tool_choice, parallel)
+            if choice is not None:
+                request["tool_choice"] = choice
+        request.update(merged)
+        return request
+
+    def _response(self, message: Any) -> ModelResponse:
+        data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
+        blocks = data.get("content") or []
+        text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
+        calls = [
+            {
+                "id": block.get("id") or "",
+                "type": "function",
+                "function": {
+                    "name": block.get("name") or "",
+                    "arguments": json.dumps(block.get("input") or {}),
+                },
+            }
+            for block in blocks
+            if block.get("type") == "tool_use"
+        ]
+        if not text and not calls:
+            raise ModelError(
+                f"{self.model!r} at {self.endpoint} returned an empty reply "
+                f"(stop_reason={data.get('stop_reason')!r}): {json.dumps(data, default=str)[:300]}"
+            )
+        reply: Message = {"role": "assistant", "content": text or None}
+        if calls:
+            reply["tool_calls"] = calls
+        raw = data.get("usage") or {}
+        written = raw.get("cache_creation_input_tokens") or 0
+        read = raw.get("cache_read_input_tokens") or 0
+        usage = Usage((raw.get("input_tokens") or 0) + written + read, raw.get("output_tokens") or 0)
+        billed = Usage(
+            usage.prompt_tokens - written - read + round(1.25 * written + 0.1 * read), usage.completion_tokens
+        )
+        model = data.get("model") or self.model
+        cost = cost_of(billed, model, self.model, price=self.price, warn=self.endpoint == ANTHROPIC_URL)
+        return ModelResponse(reply, usage, cost=cost, model=model)
+
+
+def to_anthropic_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI tool schema as an Anthropic tool."""
+    function = tool.get("function", tool)
+    converted = {
+        "name": function["name"],
+        "input_schema": function.get("parameters") or {"type": "object", "properties": {}},
+    }
+    if function.get("description"):
+        converted["description"] = function["description"]
+    return converted
+
+
+def to_anthropic_tool_choice(tool_choice: Any, parallel_tool_calls: bool | None) -> dict[str, Any] | None:
+    """OpenAI's ``tool_choice`` and ``parallel_tool_calls`` as Anthropic's ``tool_choice``."""
+    if tool_choice is None and parallel_tool_calls is None:
+        return None
+    if isinstance(tool_choice, dict):
+        name = (tool_choice.get("function") or {}).get("name") or tool_choice.get("name")
+        choice: dict[str, Any] = {"type": "tool", "name": name}
+    else:
+        kinds = {None: "auto", "auto": "auto", "required": "any", "any": "any", "none": "none"}
+        if tool_choice not in kinds:
+            raise ValueError(f"unknown tool_choice {tool_choice!r}")
+        choice = {"type": kinds[tool_choice]}
+    if parallel_tool_calls is False and choice["type"] != "none":
+        choice["disable_parallel_tool_use"] = True
+    return choice
+
+
+def to_anthropic_messages(
+    messages: Sequence[Message], *, with_tools: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    """OpenAI-format messages as Anthropic's ``(system, messages)``.
+
+    Leading system messages make up ``system``; later ones become user turns. Consecutive turns of one
+    role are merged, and the conversation starts and ends with a user turn. Without tools in the request
+    the API refuses ``tool_use`` and ``tool_result`` blocks, so earlier tool calls and results are then
+    written out as text.
+    """
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role") or "user"
+        if role == "system" and not turns:
+            system.append(content_str(message.get("content")))
+            continue
+        if role == "tool":
+            blocks = [_tool_result(message, with_tools)]
+            role = "user"
+        elif role == "assistant":
+            blocks = _blocks(message.get("content")) + _tool_uses(message.get("tool_calls") or (), with_tools)
+        else:
+            blocks = _blocks(message.get("content"))
+            role = "user"
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    if not turns or turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+    if turns[-1]["role"] != "user":
+        turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+    return "\n\n".join(part for part in system if part), turns
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if not isinstance(content, list):
+        return [{"type": "text", "text": str(content)}]
+    blocks = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and part.get("text"):
+            blocks.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url":
+            blocks.append(_image(part.get("image_url") or {}))
+    return blocks
+
+
+def _image(image_url: dict[str, Any] | str) -> dict[str, Any]:
+    url = image_url if isinstance(image_url, str) else str(image_url.get("url", ""))
+    if url.startswith("data:") and ";base64," in url:
+        header, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": header, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _tool_uses(calls: Sequence[dict[str, Any]], with_tools: bool) -> list[dict[str, Any]]:
+    blocks = []
+    for call in calls:
+        function = call.get("function") or {}
+        raw = function.get("arguments")
+        try:
+            arguments = json.loads(raw) if isinstance(raw, str) and raw else raw or {}
+        except ValueError:
+            arguments = {"arguments": raw}
+        if not isinstance(arguments, dict):
+            arguments = {"arguments": arguments}
+        if with_tools:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.get("id") or "",
+                    "name": function.get("name") or "",
+                    "input": arguments,
+                }
+            )
+        else:
+            text = json.dumps({"name": function.get("name"), "arguments": arguments}, ensure_ascii=False)
+            blocks.append({"type": "text", "text": f"Tool call: {text}"})
+    return blocks
+
+
+def _tool_result(message: Message, with_tools: bool) -> dict[str, Any]:
+    text = content_str(message.get("content"))
+    if with_tools:
+        return {"type": "tool_result", "tool_use_id": message.get("tool_call_id") or "", "content": text}
+    return {"type": "text", "text": f"Tool result: {text}" if text else "Tool result: (empty)"}

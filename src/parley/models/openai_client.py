@@ -1,0 +1,241 @@
+"""OpenAI's chat completions API through the official ``openai`` SDK.
+
+Serves OpenAI, Azure OpenAI (``api_type="azure"``) and every OpenAI-compatible server: vLLM, Ollama,
+llama.cpp's server, LM Studio... Rate limits, 5xx answers, timeouts and dropped connections are retried
+with exponential backoff by the SDK (``max_retries`` times, honouring ``Retry-After``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from parley.messages import Message, content_str
+from parley.models import json_tools
+from parley.models.base import ModelError, ModelResponse, Usage
+from parley.models.config import request_params_of
+from parley.models.pricing import Price, cost_of, parse_price
+from parley.models.sdk import PerEventLoop, import_sdk, split_known
+
+OPENAI_URL = "https://api.openai.com/v1"
+#: The API key an OpenAI-compatible server that checks none (vLLM, Ollama...) is sent.
+NO_KEY = "not-needed"
+
+_MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call")
+_TOOL_ONLY_PARAMS = ("tool_choice", "parallel_tool_calls")
+
+
+class OpenAIClient:
+    """A model behind OpenAI's chat completions API.
+
+    Args:
+        model: the model (for Azure, the deployment) name.
+        api_key: defaults to ``OPENAI_API_KEY`` (``AZURE_OPENAI_API_KEY`` for Azure); a server at another
+            ``base_url`` that needs no key may be left without one.
+        base_url: the API's URL, such as ``http://localhost:8000/v1``; for Azure, the resource endpoint.
+        api_type: ``"openai"`` or ``"azure"``.
+        api_version: Azure's API version (defaults to ``OPENAI_API_VERSION``).
+        timeout: seconds before a request is abandoned (and retried).
+        max_retries: how often a failed request is retried (the SDK's default: 2).
+        price: ``(prompt, completion)`` dollars per 1,000 tokens, instead of the built-in table.
+        tool_call_mode: ``"native"`` tool calling, or ``"json_schema"`` (see :mod:`parley.models.json_tools`).
+        params: request parameters sent with every request (``temperature``...).
+        client_options: more keyword arguments for the SDK client (``default_headers``...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        api_type: str = "openai",
+        api_version: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        price: Price | None = None,
+        tool_call_mode: str = "native",
+        params: dict[str, Any] | None = None,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        if tool_call_mode not in ("native", "json_schema"):
+            raise ValueError(f"tool_call_mode must be 'native' or 'json_schema', not {tool_call_mode!r}")
+        self.model = model
+        self.api_type = "azure" if api_type.startswith("azure") else "openai"
+        self.base_url = base_url
+        self.api_version = api_version
+        self.price = price
+        self.tool_call_mode = tool_call_mode
+        self.params = dict(params or {})
+        self._api_key = api_key
+        self._options = {**(client_options or {})}
+        if timeout is not None:
+            self._options["timeout"] = timeout
+        if max_retries is not None:
+            self._options["max_retries"] = max_retries
+        self._sync: Any = None
+        self._async = PerEventLoop(lambda: self._sdk_client(asynchronous=True))
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], settings: dict[str, Any] | None = None) -> OpenAIClient:
+        """The client for one entry of an AG2 ``config_list``."""
+        options = {
+            key: config[key]
+            for key in ("organization", "project", "default_headers", "default_query", "http_client")
+            if config.get(key) is not None
+        }
+        for key in ("azure_endpoint", "azure_deployment", "azure_ad_token"):
+            if config.get(key) is not None:
+                options[key] = config[key]
+        return cls(
+            config["model"],
+            api_key=config.get("api_key"),
+            base_url=config.get("base_url"),
+            api_type=config.get("api_type") or "openai",
+            api_version=config.get("api_version"),
+            timeout=config.get("timeout"),
+            max_retries=config.get("max_retries"),
+            price=parse_price(config.get("price")),
+            tool_call_mode=config.get("tool_call_mode") or "native",
+            params=request_params_of(config),
+            client_options=options,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go."""
+        if self.api_type == "azure":
+            found = self._options.get("azure_endpoint") or self.base_url
+            return str(found or os.environ.get("AZURE_OPENAI_ENDPOINT") or "Azure OpenAI (no endpoint set)")
+        return self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+
+    def __repr__(self) -> str:
+        return f"OpenAIClient(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    # ------------------------------------------------------------------------------------------------
+
+    def create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        """Send one chat completion request and return its reply."""
+        request, json_tools_used = self._request(messages, tools, params)
+        if self._sync is None:
+            self._sync = self._sdk_client(asynchronous=False)
+        completions = self._sync.chat.completions
+        completion = completions.create(**split_known(completions.create, request))
+        return self._response(completion, tools if json_tools_used else None)
+
+    async def a_create(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        """Async twin of :meth:`create`."""
+        request, json_tools_used = self._request(messages, tools, params)
+        completions = self._async.get().chat.completions
+        completion = await completions.create(**split_known(completions.create, request))
+        return self._response(completion, tools if json_tools_used else None)
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _sdk_client(self, *, asynchronous: bool) -> Any:
+        openai = import_sdk("openai", "openai")
+        options = dict(self._options)
+        if self.api_type == "azure":
+            options.setdefault("azure_deployment", self.model)
+            if self.base_url and "azure_endpoint" not in options:
+                options["azure_endpoint"] = self.base_url
+            factory = openai.AsyncAzureOpenAI if asynchronous else openai.AzureOpenAI
+            return factory(api_key=self._api_key, api_version=self.api_version, **options)
+        api_key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key and self.base_url and not self.base_url.startswith(OPENAI_URL):
+            api_key = NO_KEY
+        factory = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+        return factory(api_key=api_key, base_url=self.base_url, **options)
+
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool]:
+        merged = {**params, **self.params}
+        tools = list(tools or ())
+        if not tools:
+            for name in _TOOL_ONLY_PARAMS:
+                merged.pop(name, None)
+        if self.tool_call_mode == "json_schema":
+            tool_choice = merged.pop("tool_choice", None)
+            merged.pop("parallel_tool_calls", None)
+            if tools and tool_choice != "none":
+                merged["response_format"] = json_tools.response_format(tools, tool_choice)
+                sent = json_tools.with_tools_prompt(messages, tools, tool_choice)
+                return {"model": self.model, "messages": [_wire(m) for m in sent], **merged}, True
+            plain = json_tools.without_native_tool_calls(messages)
+            return {"model": self.model, "messages": [_wire(m) for m in plain], **merged}, False
+        request = {"model": self.model, "messages": [_wire(message) for message in messages], **merged}
+        if tools:
+            request["tools"] = tools
+        return request, False
+
+    def _response(
+        self, completion: Any, json_tools_offered: Sequence[dict[str, Any]] | None
+    ) -> ModelResponse:
+        data = completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
+        choices = data.get("choices") or []
+        if not choices:
+            raise ModelError(f"{self.model!r} at {self.endpoint} returned no choices: {_excerpt(data)}")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        raw_usage = data.get("usage") or {}
+        usage = Usage(raw_usage.get("prompt_tokens") or 0, raw_usage.get("completion_tokens") or 0)
+        if json_tools_offered is not None:
+            reply = json_tools.parse_tool_json(message.get("content"), json_tools_offered)
+        else:
+            reply = self._reply(message, choice.get("finish_reason"))
+        model = data.get("model") or self.model
+        official = self.api_type == "azure" or self.endpoint.startswith(OPENAI_URL)
+        cost = cost_of(usage, model, self.model, price=self.price, warn=official)
+        return ModelResponse(reply, usage, cost=cost, model=model)
+
+    def _reply(self, message: dict[str, Any], finish_reason: Any) -> Message:
+        content = message.get("content")
+        if content is None and message.get("refusal"):
+            content = message["refusal"]
+        calls = [self._tool_call(call) for call in message.get("tool_calls") or ()]
+        if not calls and not content_str(content):
+            raise ModelError(
+                f"{self.model!r} at {self.endpoint} returned an empty reply (finish_reason={finish_reason!r})"
+            )
+        reply: Message = {"role": "assistant", "content": content}
+        if calls:
+            reply["tool_calls"] = calls
+        return reply
+
+    def _tool_call(self, call: dict[str, Any]) -> dict[str, Any]:
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise ModelError(
+                f"{self.model!r} at {self.endpoint} returned a tool call of unsupported type "
+                f"{call.get('type')!r}: {_excerpt(call)}"
+            )
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        return {
+            "id": call.get("id") or json_tools.new_call_id(),
+            "type": "function",
+            "function": {"name": function.get("name") or "", "arguments": arguments},
+        }
+
+
+def _wire(message: Message) -> Message:
+    """A message as the chat completions API takes it: no bookkeeping keys, a role, no tool names."""
+    wired = {key: message[key] for key in _MESSAGE_KEYS if message.get(key) is not None}
+    wired.setdefault("role", "user")
+    if "content" not in wired:
+        wired["content"] = None
+    if wired["role"] == "tool":
+        wired.pop("name", None)
+    return wired
+
+
+def _excerpt(value: Any) -> str:
+    return json.dumps(value, default=str)[:300]

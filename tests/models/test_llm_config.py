@@ -1,0 +1,231 @@
+"""AG2's llm_config: config lists tried in order, settings beside them, validation, clear failures."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from fake_servers import FakeServer, completion, server_error
+
+from parley import ConversableAgent
+from parley.models import AllConfigsFailedError, ConfigListClient, ModelError, model_client_from_llm_config
+from parley.models.config import split_llm_config
+
+
+@pytest.fixture
+def server():
+    with FakeServer() as running:
+        yield running
+
+
+@pytest.fixture
+def backup():
+    with FakeServer() as running:
+        yield running
+
+
+def closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+
+
+# fallback -------------------------------------------------------------------------------------------
+
+
+def test_the_next_config_answers_when_one_fails(server, backup):
+    server.script(server_error(500))
+    backup.script(completion("from the backup", model="backup-model"))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "primary", "base_url": server.url, "api_key": "x", "max_retries": 0},
+                {"model": "backup-model", "base_url": backup.url, "api_key": "y"},
+            ]
+        }
+    )
+
+    response = client.create(HELLO)
+
+    assert response.message["content"] == "from the backup"
+    assert response.model == "backup-model"
+    assert [r.body["model"] for r in server.requests] == ["primary"]
+    assert backup.requests[0].headers["authorization"] == "Bearer y"
+
+
+def test_an_unreachable_server_falls_through_to_the_next_config(backup):
+    backup.script(completion("reachable"))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "down", "base_url": closed_port_url(), "api_key": "x", "max_retries": 0},
+                {"model": "up", "base_url": backup.url, "api_key": "x"},
+            ]
+        }
+    )
+
+    assert client.create(HELLO).message["content"] == "reachable"
+
+
+def test_when_every_config_fails_the_error_names_each_model_and_endpoint(server):
+    server.script(server_error(503), server_error(503))
+    dead = closed_port_url()
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "first-model", "base_url": server.url, "api_key": "x"},
+                {"model": "second-model", "base_url": dead, "api_key": "x"},
+            ],
+            "max_retries": 0,
+        }
+    )
+
+    with pytest.raises(AllConfigsFailedError) as failure:
+        client.create(HELLO)
+
+    message = str(failure.value)
+    assert "all 2 model configs failed" in message
+    assert f"model 'first-model' at {server.url}: InternalServerError" in message
+    assert f"model 'second-model' at {dead}: APIConnectionError" in message
+    assert [model for model, _, _ in failure.value.failures] == ["first-model", "second-model"]
+    assert isinstance(failure.value, ModelError)
+
+
+def test_a_single_failing_config_says_which_model_and_endpoint(server):
+    server.script(server_error(500))
+    client = ConfigListClient(
+        {"config_list": [{"model": "solo", "base_url": server.url, "api_key": "x"}], "max_retries": 0}
+    )
+
+    with pytest.raises(
+        ModelError, match=rf"the model call failed: model 'solo' at {server.url}: InternalServerError"
+    ):
+        client.create(HELLO)
+
+
+async def test_async_fallback(server, backup):
+    server.script(server_error(500))
+    backup.script(completion("async backup"))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "a", "base_url": server.url, "api_key": "x"},
+                {"model": "b", "base_url": backup.url, "api_key": "x"},
+            ],
+            "max_retries": 0,
+        }
+    )
+
+    assert (await client.a_create(HELLO)).message["content"] == "async backup"
+
+
+def test_round_robin_starts_each_request_at_the_next_config(server, backup):
+    server.script(completion("one"), completion("three"))
+    backup.script(completion("two"))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "a", "base_url": server.url, "api_key": "x"},
+                {"model": "b", "base_url": backup.url, "api_key": "x"},
+            ],
+            "routing_method": "round_robin",
+        }
+    )
+
+    assert [client.create(HELLO).message["content"] for _ in range(3)] == ["one", "two", "three"]
+
+
+# settings and parameters ----------------------------------------------------------------------------
+
+
+def test_request_parameters_beside_the_config_list_apply_to_every_config_and_a_config_wins(server):
+    server.script(completion("ok"), completion("ok"))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {
+                    "model": "m",
+                    "base_url": server.url,
+                    "api_key": "x",
+                    "temperature": 0.0,
+                    "reasoning_effort": "low",
+                }
+            ],
+            "temperature": 0.7,
+            "max_tokens": 64,
+            "cache_seed": None,
+            "timeout": 30,
+        }
+    )
+
+    client.create(HELLO)
+    client.create(HELLO, temperature=1.0)
+
+    for request in server.requests:
+        assert request.body["temperature"] == 0.0
+        assert request.body["max_tokens"] == 64
+        assert request.body["reasoning_effort"] == "low"
+        assert not {"cache_seed", "timeout", "api_key", "base_url"} & set(request.body)
+
+
+def test_client_keys_beside_the_config_list_are_defaults_for_every_config():
+    configs, settings = split_llm_config(
+        {
+            "config_list": [{"model": "a"}, {"model": "b", "api_key": "own"}],
+            "api_key": "shared",
+            "temperature": 0,
+        }
+    )
+
+    assert [config["api_key"] for config in configs] == ["shared", "own"]
+    assert settings == {"api_key": "shared", "temperature": 0}
+
+
+def test_a_single_config_without_a_config_list(server):
+    server.script(completion("single"))
+    client = model_client_from_llm_config(
+        {"model": "m", "base_url": server.url, "api_key": "x", "temperature": 0}
+    )
+
+    assert client.create(HELLO).message["content"] == "single"
+    assert server.requests[0].body["temperature"] == 0
+
+
+def test_a_base_url_without_a_scheme_gets_http():
+    configs, _ = split_llm_config({"config_list": [{"model": "m", "base_url": "localhost:11434/v1"}]})
+    assert configs[0]["base_url"] == "http://localhost:11434/v1"
+
+
+def test_azure_api_types_are_azure():
+    configs, _ = split_llm_config({"config_list": [{"model": "m", "api_type": "azure_openai"}]})
+    assert configs[0]["api_type"] == "azure"
+
+
+@pytest.mark.parametrize(
+    ("llm_config", "match"),
+    [
+        ({"config_list": []}, "non-empty list"),
+        ({"config_list": [{"api_key": "x"}]}, "must be a dict with a 'model'"),
+        ({"config_list": [{"model": "m", "api_type": "google"}]}, "unknown api_type 'google'"),
+        ({"config_list": [{"model": "m", "tool_call_mode": "xml"}]}, "tool_call_mode must be one of"),
+        ({"config_list": [{"model": "m", "price": [1, 2, 3]}]}, "price must be"),
+        ({"config_list": [{"model": "m"}], "routing_method": "fastest"}, "routing_method"),
+        ({"temperature": 0}, "needs a 'config_list'"),
+    ],
+)
+def test_a_bad_llm_config_fails_when_the_agent_is_built(llm_config, match):
+    with pytest.raises(ValueError, match=match):
+        ConversableAgent("assistant", llm_config=llm_config)
+
+
+def test_building_an_agent_makes_no_request_and_loads_no_sdk(server):
+    agent = ConversableAgent(
+        "assistant", llm_config={"config_list": [{"model": "m", "base_url": server.url, "api_key": "x"}]}
+    )
+
+    assert isinstance(agent.client, ConfigListClient)
+    assert server.requests == []
