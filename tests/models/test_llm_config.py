@@ -185,6 +185,17 @@ def test_client_keys_beside_the_config_list_are_defaults_for_every_config():
     assert settings == {"api_key": "shared", "temperature": 0}
 
 
+def test_the_tool_call_mode_beside_the_config_list_applies_to_every_config():
+    configs, _ = split_llm_config(
+        {
+            "config_list": [{"model": "a"}, {"model": "b", "tool_call_mode": "native"}],
+            "tool_call_mode": "json_schema",
+        }
+    )
+
+    assert [config["tool_call_mode"] for config in configs] == ["json_schema", "native"]
+
+
 def test_a_single_config_without_a_config_list(server):
     server.script(completion("single"))
     client = model_client_from_llm_config(
