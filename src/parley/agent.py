@@ -12,7 +12,7 @@ from parley.agent_base import Agent
 from parley.chat_result import ChatResult
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
 from parley.human_reply import HumanReplyMixin
-from parley.llm_reply import ModelReplyMixin, request_params
+from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, as_logged, content_str, to_message
 from parley.models.base import ModelClient
 from parley.models.config import model_client_from_llm_config
@@ -114,7 +114,6 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._code_execution_config = code_execution_config
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
-        self._llm_params: dict[str, Any] = request_params(llm_config)
         self._views: dict[Agent, View] = {}
         self._consecutive_auto_reply_counter: defaultdict[Agent | None, int] = defaultdict(int)
         self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(

@@ -22,7 +22,6 @@ class ModelReplyMixin:
     _chat: Chat | None
     _views: dict[Agent, View]
     _oai_system_message: list[Message]
-    _llm_params: dict[str, Any]
 
     _tool_schemas: Callable[[], list[dict[str, Any]]]
 
@@ -34,7 +33,7 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = client.create(request, self._tool_schemas(), **self._llm_params)
+        response = client.create(request, self._tool_schemas())
         return True, self._reply_from(response)
 
     async def a_generate_oai_reply(
@@ -45,7 +44,7 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = await client.a_create(request, self._tool_schemas(), **self._llm_params)
+        response = await client.a_create(request, self._tool_schemas())
         return True, self._reply_from(response)
 
     def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
@@ -80,28 +79,6 @@ class ModelReplyMixin:
                 "tool_calls": message["tool_calls"],
             }
         return message.get("content") or ""
-
-
-REQUEST_PARAMS = (
-    "temperature",
-    "max_tokens",
-    "top_p",
-    "stop",
-    "seed",
-    "response_format",
-    "frequency_penalty",
-    "presence_penalty",
-    "tool_choice",
-    "parallel_tool_calls",
-    "n",
-)
-
-
-def request_params(llm_config: Any) -> dict[str, Any]:
-    """The request parameters (temperature...) an AG2 ``llm_config`` sets for every model call."""
-    if not isinstance(llm_config, dict):
-        return {}
-    return {key: llm_config[key] for key in REQUEST_PARAMS if key in llm_config}
 
 
 def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:

@@ -359,8 +359,7 @@ class AutoSelection:
         attempts = 1 + groupchat.max_retries_for_selecting_speaker
         answer = ""
         for attempt in range(1, attempts + 1):
-            params = manager._llm_params
-            response = client.create(request, **params) if sync else await client.a_create(request, **params)
+            response = client.create(request) if sync else await client.a_create(request)
             manager.usage_summary.add(response)
             chat.usage.add(response)
             answer = content_str(response.message.get("content"))

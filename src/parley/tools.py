@@ -202,24 +202,12 @@ def run_tool_calls(
     Synchronous functions are called directly; asynchronous ones run concurrently on a private event
     loop (in a worker thread if this thread already runs one).
     """
-    plans = [_plan(call, tools) for call in tool_calls]
-    outcomes: list[ToolOutcome | None] = [None] * len(plans)
-    pending: list[tuple[int, Awaitable[ToolOutcome]]] = []
-    for index, plan in enumerate(plans):
-        if isinstance(plan, ToolOutcome):
-            outcomes[index] = plan
-            continue
-        tool, call_id, arguments = plan
-        if on_execute is not None:
-            on_execute(tool.name, json.dumps(arguments, default=str), call_id)
-        if tool.is_async:
-            pending.append((index, _a_invoke(tool, call_id, arguments, context_variables)))
-        else:
-            outcomes[index] = _invoke(tool, call_id, arguments, context_variables)
+    outcomes, pending = _start(tool_calls, tools, context_variables, on_execute, in_threads=False)
     if pending:
-        for (index, _), outcome in zip(pending, _run_concurrently([aw for _, aw in pending]), strict=True):
+        results = _run_concurrently([start for _, start in pending])
+        for (index, _), outcome in zip(pending, results, strict=True):
             outcomes[index] = outcome
-    return _resolve_handoffs([outcome for outcome in outcomes if outcome is not None], check_handoff)
+    return _resolve_handoffs(_done(outcomes), check_handoff)
 
 
 async def a_run_tool_calls(
@@ -232,22 +220,51 @@ async def a_run_tool_calls(
     """Like :func:`run_tool_calls`, on the running event loop; async tools run concurrently."""
     import asyncio
 
-    plans = [_plan(call, tools) for call in tool_calls]
-    awaitables: list[Awaitable[ToolOutcome]] = []
-    for plan in plans:
+    outcomes, pending = _start(tool_calls, tools, context_variables, on_execute, in_threads=True)
+    if pending:
+        results = await asyncio.gather(*(start() for _, start in pending))
+        for (index, _), outcome in zip(pending, results, strict=True):
+            outcomes[index] = outcome
+    return _resolve_handoffs(_done(outcomes), check_handoff)
+
+
+PendingCall = Callable[[], Awaitable[ToolOutcome]]
+
+
+def _start(
+    tool_calls: Sequence[dict[str, Any]],
+    tools: dict[str, Tool],
+    context_variables: dict[str, Any] | None,
+    on_execute: Callable[[str, str, str | None], None] | None,
+    *,
+    in_threads: bool,
+) -> tuple[list[ToolOutcome | None], list[tuple[int, PendingCall]]]:
+    """Run the synchronous calls now; return the rest as calls to await, with their positions."""
+    import functools
+
+    outcomes: list[ToolOutcome | None] = []
+    pending: list[tuple[int, PendingCall]] = []
+    for index, call in enumerate(tool_calls):
+        plan = _plan(call, tools)
+        outcomes.append(plan if isinstance(plan, ToolOutcome) else None)
         if isinstance(plan, ToolOutcome):
-            awaitables.append(_ready(plan))
             continue
         tool, call_id, arguments = plan
         if on_execute is not None:
             on_execute(tool.name, json.dumps(arguments, default=str), call_id)
         if tool.is_async:
-            awaitables.append(_a_invoke(tool, call_id, arguments, context_variables))
-        elif tool.in_thread:
-            awaitables.append(asyncio.to_thread(_invoke, tool, call_id, arguments, context_variables))
+            pending.append((index, functools.partial(_a_invoke, tool, call_id, arguments, context_variables)))
+        elif tool.in_thread and in_threads:
+            pending.append(
+                (index, functools.partial(_in_thread, tool, call_id, arguments, context_variables))
+            )
         else:
-            awaitables.append(_ready(_invoke(tool, call_id, arguments, context_variables)))
-    return _resolve_handoffs(list(await asyncio.gather(*awaitables)), check_handoff)
+            outcomes[index] = _invoke(tool, call_id, arguments, context_variables)
+    return outcomes, pending
+
+
+def _done(outcomes: list[ToolOutcome | None]) -> list[ToolOutcome]:
+    return [outcome for outcome in outcomes if outcome is not None]
 
 
 def _plan(
@@ -289,8 +306,12 @@ async def _a_invoke(
     return _outcome(tool, call_id, result)
 
 
-async def _ready(outcome: ToolOutcome) -> ToolOutcome:
-    return outcome
+async def _in_thread(
+    tool: Tool, call_id: str | None, arguments: dict[str, Any], context: dict[str, Any] | None
+) -> ToolOutcome:
+    import asyncio
+
+    return await asyncio.to_thread(_invoke, tool, call_id, arguments, context)
 
 
 def _failure(tool: Tool, call_id: str | None, error: Exception) -> ToolOutcome:
@@ -357,11 +378,11 @@ def _resolve_handoffs(outcomes: list[ToolOutcome], check_handoff: HandoffCheck |
     return outcomes
 
 
-def _run_concurrently(awaitables: list[Awaitable[ToolOutcome]]) -> list[ToolOutcome]:
+def _run_concurrently(calls: list[PendingCall]) -> list[ToolOutcome]:
     import asyncio
 
     async def gather() -> list[ToolOutcome]:
-        return list(await asyncio.gather(*awaitables))
+        return list(await asyncio.gather(*(start() for start in calls)))
 
     try:
         asyncio.get_running_loop()

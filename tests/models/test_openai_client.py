@@ -88,6 +88,14 @@ def test_messages_are_sent_in_chat_completions_shape(server):
     assert server.requests[0].body["tool_choice"] == "auto"
 
 
+def test_speaker_names_the_api_would_refuse_are_made_safe(server):
+    server.script(completion("ok"))
+
+    client(server).create([SYSTEM, {"role": "user", "content": "hi", "name": "Sales Agent/EU"}])
+
+    assert server.requests[0].body["messages"][1]["name"] == "Sales_Agent_EU"
+
+
 def test_tool_only_parameters_are_dropped_without_tools(server):
     server.script(completion("ok"))
 

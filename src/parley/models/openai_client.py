@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -234,7 +235,13 @@ def _wire(message: Message) -> Message:
         wired["content"] = None
     if wired["role"] == "tool":
         wired.pop("name", None)
+    elif "name" in wired:
+        wired["name"] = _API_NAME.sub("_", str(wired["name"]))[:64]
     return wired
+
+
+_API_NAME = re.compile(r"[\s<|\\/>]")
+"""Characters the chat completions API refuses in a message's ``name``."""
 
 
 def _excerpt(value: Any) -> str:
