@@ -1,0 +1,399 @@
+"""The benchmark's table: rows from measured figures, goals, and the Markdown written to RESULTS.md."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks.spec import IDEAL_CONCURRENT_WALL_S, MODEL_DELAY_S, STEPS_PER_CHAT
+
+MiB = 2**20
+
+#: ``figures[(framework, workload, size)]`` holds the medians of a workload's runs.
+Figures = Mapping[tuple[str, str, int], Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A limit parley's figure must stay under (``strict``) or at."""
+
+    limit: float
+    text: str
+    strict: bool = False
+
+    def holds(self, value: float) -> bool:
+        return value < self.limit if self.strict else value <= self.limit
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a figure for each framework, its unit, and parley's goal if it has one."""
+
+    label: str
+    unit: str
+    parley: float | None
+    ag2: float | None
+    goal: Goal | None = None
+    compare: bool = True
+
+    @property
+    def ratio(self) -> float | None:
+        """AG2's figure over parley's (how many times more AG2 spends), when both exist."""
+        if not self.compare or self.parley is None or self.ag2 is None or self.parley == 0:
+            return None
+        return self.ag2 / self.parley
+
+    @property
+    def met(self) -> bool | None:
+        if self.goal is None or self.parley is None:
+            return None
+        return self.goal.holds(self.parley)
+
+
+#: The workloads measured per model step: (workload key, what a step is, label).
+STEP_WORKLOADS = (
+    ("chat", "step", "two-agent chat, {n} turns"),
+    ("swarm", "handoff", "swarm ring, {n} handoffs"),
+    ("groupchat", "step", "round-robin group chat, {n} rounds"),
+)
+STEP_GOAL = Goal(20.0, "≤ 20 us")
+FLAT_GOAL = Goal(1.2, "≤ 1.2x")
+
+
+def _get(figures: Figures, framework: str, workload: str, size: int, key: str) -> float | None:
+    found = figures.get((framework, workload, size))
+    return None if found is None or key not in found else float(found[key])
+
+
+def _per_step_us(figures: Figures, framework: str, workload: str, size: int) -> float | None:
+    cpu = _get(figures, framework, workload, size, "cpu_s")
+    steps = _get(figures, framework, workload, size, "steps")
+    return None if cpu is None or not steps else cpu / steps * 1e6
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    return None if value is None else value * factor
+
+
+def step_rows(figures: Figures, sizes: Mapping[str, list[int]]) -> list[Row]:
+    """CPU per model step at each size, and how it grows from the smallest size to the largest."""
+    rows = []
+    for workload, step, label in STEP_WORKLOADS:
+        workload_sizes = sorted(sizes.get(workload, []))
+        for size in workload_sizes:
+            rows.append(
+                Row(
+                    f"{label.format(n=size)}: CPU per {step}",
+                    "us",
+                    _per_step_us(figures, "parley", workload, size),
+                    _per_step_us(figures, "ag2", workload, size),
+                    STEP_GOAL,
+                )
+            )
+        if len(workload_sizes) > 1:
+            small, large = workload_sizes[0], workload_sizes[-1]
+
+            def growth(
+                framework: str, small: int = small, large: int = large, workload: str = workload
+            ) -> Any:
+                at_small = _per_step_us(figures, framework, workload, small)
+                at_large = _per_step_us(figures, framework, workload, large)
+                return None if at_small is None or at_large is None else at_large / at_small
+
+            rows.append(
+                Row(
+                    f"{label.format(n='N')}: CPU per {step} at N={large} / at N={small}",
+                    "x",
+                    growth("parley"),
+                    growth("ag2"),
+                    FLAT_GOAL,
+                    compare=False,
+                )
+            )
+    return rows
+
+
+def agent_rows(figures: Figures, count: int) -> list[Row]:
+    """Creating ``count`` agents with a tool each: CPU time, Python memory held, RSS growth."""
+    label = f"create {count} agents with a tool each"
+
+    def figure(framework: str, workload: str, key: str, factor: float) -> float | None:
+        return _scaled(_get(figures, framework, workload, count, key), factor)
+
+    return [
+        Row(
+            f"{label}: CPU time",
+            "ms",
+            figure("parley", "agents", "cpu_s", 1e3),
+            figure("ag2", "agents", "cpu_s", 1e3),
+            Goal(50.0, "< 50 ms", strict=True),
+        ),
+        Row(
+            f"{label}: memory held (tracemalloc)",
+            "MiB",
+            figure("parley", "agents_memory", "retained_bytes", 1 / MiB),
+            figure("ag2", "agents_memory", "retained_bytes", 1 / MiB),
+            Goal(2.0, "< 2 MiB", strict=True),
+        ),
+        Row(
+            f"{label}: RSS growth",
+            "MiB",
+            figure("parley", "agents", "rss_delta_bytes", 1 / MiB),
+            figure("ag2", "agents", "rss_delta_bytes", 1 / MiB),
+        ),
+    ]
+
+
+def import_rows(figures: Figures) -> list[Row]:
+    """``import parley`` / ``import autogen`` in a fresh interpreter, raw and net of a bare ``python``."""
+
+    def figure(framework: str, key: str, factor: float, *, net: bool) -> float | None:
+        value = _get(figures, framework, "import", 0, key)
+        base = _get(figures, "python", "import", 0, key)
+        if value is None or (net and base is None):
+            return None
+        return (value - (base or 0.0) if net else value) * factor
+
+    rows = []
+    for key, what, unit, factor, goal in (
+        ("cpu_s", "CPU time", "ms", 1e3, Goal(100.0, "< 100 ms", strict=True)),
+        ("wall_s", "wall time", "ms", 1e3, None),
+        ("maxrss_bytes", "peak RSS", "MiB", 1 / MiB, Goal(25.0, "< 25 MiB", strict=True)),
+    ):
+        rows.append(
+            Row(
+                f"import (fresh process): {what}",
+                unit,
+                figure("parley", key, factor, net=False),
+                figure("ag2", key, factor, net=False),
+                goal,
+            )
+        )
+        rows.append(
+            Row(
+                f"import (fresh process): {what}, net of bare python",
+                unit,
+                figure("parley", key, factor, net=True),
+                figure("ag2", key, factor, net=True),
+            )
+        )
+    return rows
+
+
+def concurrency_rows(figures: Figures, chats: int) -> list[Row]:
+    """``chats`` concurrent chats against a model that waits: wall time against the ideal, and CPU."""
+    label = f"{chats} concurrent chats x {STEPS_PER_CHAT} model calls of {MODEL_DELAY_S * 1e3:.0f} ms"
+
+    def figure(framework: str, key: str, factor: float) -> float | None:
+        return _scaled(_get(figures, framework, "concurrent", chats, key), factor)
+
+    ideal = IDEAL_CONCURRENT_WALL_S
+    cpu_per_step = {
+        framework: _per_step_us(figures, framework, "concurrent", chats) for framework in ("parley", "ag2")
+    }
+    return [
+        Row(
+            f"{label}: wall time (ideal {ideal:.1f} s)",
+            "s",
+            figure("parley", "wall_s", 1.0),
+            figure("ag2", "wall_s", 1.0),
+            Goal(2 * ideal, f"≤ {2 * ideal:.1f} s (2x ideal)"),
+        ),
+        Row(f"{label}: CPU per model call", "us", cpu_per_step["parley"], cpu_per_step["ag2"]),
+    ]
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def cell(value: float | None, unit: str) -> str:
+    return "-" if value is None else f"{_number(value)} {unit}"
+
+
+def table(rows: list[Row]) -> str:
+    """The rows as a Markdown table, padded so that it also reads as plain text."""
+    header = ("workload", "parley", "AG2 0.13.4", "AG2 / parley", "goal (parley)", "met?")
+    lines = [header]
+    for row in rows:
+        met = {None: "", True: "yes", False: "**NO**"}[row.met]
+        ratio = "" if row.ratio is None else f"{row.ratio:,.1f}x"
+        goal = row.goal.text if row.goal else ""
+        lines.append((row.label, cell(row.parley, row.unit), cell(row.ag2, row.unit), ratio, goal, met))
+    widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
+    aligned_right = {1, 2, 3}
+
+    def render(line: tuple[str, ...]) -> str:
+        cells = [
+            cell.rjust(width) if column in aligned_right else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        return "| " + " | ".join(cells) + " |"
+
+    rule = (
+        "|"
+        + "|".join(
+            ("-" * (width + 1) + ":") if column in aligned_right else "-" * (width + 2)
+            for column, width in enumerate(widths)
+        )
+        + "|"
+    )
+    return "\n".join([render(lines[0]), rule, *(render(line) for line in lines[1:])])
+
+
+def machine() -> dict[str, str]:
+    """What the figures were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "os": platform.platform(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "parley": f"{_version('parley')} ({_git_revision()})",
+        "ag2": _version("ag2"),
+    }
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _git_revision() -> str:
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*arguments: str) -> str:
+        done = subprocess.run(["git", *arguments], cwd=root, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    revision = git("rev-parse", "--short", "HEAD") or "unknown revision"
+    return revision + (" + uncommitted changes in src/" if git("status", "--porcelain", "src") else "")
+
+
+def summary(rows: list[Row]) -> tuple[list[Row], list[Row]]:
+    """The rows whose goal parley meets, and those whose goal it misses."""
+    return [row for row in rows if row.met is True], [row for row in rows if row.met is False]
+
+
+def machine_line(machine: Mapping[str, str]) -> str:
+    """The machine, on one line."""
+    return (
+        f"{machine['date']}; {machine['cpu']}, {machine['cores']} cores; {machine['os']}; "
+        f"{machine['python']}; parley {machine['parley']}; ag2 {machine['ag2']}"
+    )
+
+
+METHOD = """\
+## How it is measured
+
+- **CPU time** (`time.process_time`: the process's user and system time, every thread included) is the
+  main figure, because these machines are shared: other work slows wall time but is not charged to
+  CPU time. Wall time is reported where waiting is the point (imports, concurrent chats).
+- Every run of a workload is a **fresh process** for one framework (`python -m benchmarks.worker
+  FRAMEWORK WORKLOAD N`), so neither framework's imports, caches or memory weigh on the other. In that
+  process the workload first runs once at a tiny size, unmeasured (lazy imports and first-call caches),
+  then once at full size, measured. A figure is the **median** of {repeats}.
+- The **model** answers at once and does next to no work. In parley it is a class with `create` and
+  `a_create` returning `parley.models.ModelResponse`, passed as `llm_config=`. In AG2 it is a custom
+  `ModelClient` named in `llm_config`'s `config_list` (`model_client_cls`) and registered with
+  `register_model_client`; AG2 rebuilds an agent's client whenever its tools change (its classic
+  swarm does so every turn), so the benchmark registers it again after each rebuild. Both frameworks
+  thus run their real reply path: the reply-function chain, the model wrapper, tool execution.
+- **Same work**: every run checks that each framework made exactly the prescribed number of model
+  calls, tool executions and messages, and fails otherwise.
+- **Silent**: parley chats run with `silent=True`; AG2's console IOStream is replaced by one that
+  discards output (AG2 still builds its print events, as it does with `silent=True`), and its INFO
+  logging is off. No printing is measured.
+- **Goals** apply to parley's figures. Per-step goals apply at every size: at the small sizes the
+  per-chat setup is spread over few steps.
+
+## The workloads
+
+- **two-agent chat, N turns**: two agents with models, `initiate_chat(max_turns=N)`: 2N messages,
+  2N - 1 model calls; a step is one model call (one message).
+- **swarm ring, N handoffs**: three agents a → b → c → a in a classic swarm; every model reply is a call
+  of the agent's `transfer_...` tool (parley: `register_hand_off(agent, ON_CONDITION(next, ...))`;
+  AG2 0.13.4: the same from `autogen.agentchat.contrib.swarm_agent`). The figure is **CPU per handoff:
+  one model call and the execution of its tool call**. The frameworks count rounds differently
+  (parley counts an agent's tool call and its result as one round, AG2 counts its tool executor's
+  message as a round of its own), so parley runs `max_rounds=N + 1` and AG2 `max_rounds=2N + 1`: both
+  make N model calls and N tool executions.
+- **round-robin group chat, N rounds**: three agents with models and a `GroupChatManager` without one,
+  `speaker_selection_method="round_robin"`, `max_round=N`: N messages, N - 1 model calls.
+- **create 1000 agents with a tool each**: `ConversableAgent(f"agent{{i}}", llm_config=<model>)` and
+  `register_function(tool, caller=agent, executor=agent)` with the same function for each (AG2 also
+  needs `register_model_client` after the tool is registered). CPU time in one run; the Python memory
+  the agents hold (tracemalloc) in another, since tracing slows everything; RSS growth is shown too.
+- **import**: `python -c "import parley"` and `python -c "import autogen"` in fresh processes: CPU time
+  and wall time, and peak RSS (`ru_maxrss` of the child), raw and net of a bare `python -c pass`
+  (both with the same interpreter and environment). The goals apply to the raw figures.
+- **1000 concurrent chats**: `asyncio.gather` of 1000 `a_initiate_chat(..., max_turns={steps})`, each
+  between an agent without a model (it answers with its auto-reply) and one whose model waits
+  {delay_ms:.0f} ms per call: exactly {steps} model calls per chat, so the ideal wall time is
+  {ideal:.1f} s. parley's model awaits `asyncio.sleep`. AG2's model clients are synchronous, and AG2's
+  `a_generate_oai_reply` runs them in the event loop's default thread pool (a few threads on this
+  machine), so its model sleeps with `time.sleep` in those threads: that is how AG2 runs any model
+  client in an async chat.
+"""
+
+
+def results_markdown(rows: list[Row], machine: Mapping[str, str], elapsed_s: float, repeats: str) -> str:
+    """RESULTS.md: the machine, the table, which goals are met, and how it was measured."""
+    met, missed = summary(rows)
+    lines = [
+        "# Benchmark results: parley and AG2 0.13.4",
+        "",
+        "Produced by `./scripts/bench` (which writes this file); "
+        f"the full run took {elapsed_s / 60:.1f} minutes.",
+        "",
+        f"- date: {machine['date']}",
+        f"- machine: {machine['cpu']}, {machine['cores']} cores; {machine['os']}",
+        f"- {machine['python']}; parley {machine['parley']}; ag2 {machine['ag2']}",
+        "",
+        "AG2 / parley is how many times more AG2 spends. Profiles of parley's hot path at the largest "
+        "sizes are in `benchmarks/profiles/`.",
+        "",
+        table(rows),
+        "",
+        f"parley meets {len(met)} of {len(met) + len(missed)} goals.",
+    ]
+    if missed:
+        lines += ["", "Missed:", ""]
+        lines += [
+            f"- {row.label}: {cell(row.parley, row.unit)} (goal {row.goal.text if row.goal else ''})"
+            for row in missed
+        ]
+    lines += [
+        "",
+        METHOD.format(
+            repeats=repeats,
+            steps=STEPS_PER_CHAT,
+            delay_ms=MODEL_DELAY_S * 1e3,
+            ideal=IDEAL_CONCURRENT_WALL_S,
+        ),
+    ]
+    return "\n".join(lines)

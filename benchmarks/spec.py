@@ -1,0 +1,54 @@
+"""What the workloads are, framework-neutrally: sizes, constants, the tool every agent gets, checks.
+
+Both ``workloads_parley`` and ``workloads_ag2`` read their parameters from here, so that the two
+frameworks run the same workload; nothing in this module knows either framework.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+#: Model calls in each chat of the concurrency workload, and how long each call waits.
+STEPS_PER_CHAT = 10
+MODEL_DELAY_S = 0.02
+#: The best wall time the concurrency workload can have: its chats' model calls one after another.
+IDEAL_CONCURRENT_WALL_S = STEPS_PER_CHAT * MODEL_DELAY_S
+
+#: A limit no workload reaches, for ``max_consecutive_auto_reply``.
+NO_LIMIT = 10**9
+
+#: The names of the three agents of the swarm ring: each hands off to the next, the last to the first.
+RING = ("agent_a", "agent_b", "agent_c")
+
+#: The size each worker process runs a workload at once, unmeasured, before the measured run.
+WARMUP_SIZE = {
+    "chat": 2,
+    "swarm": 3,
+    "groupchat": 4,
+    "agents": 1,
+    "agents_memory": 1,
+    "concurrent": 2,
+}
+
+
+def lookup_weather(city: Annotated[str, "The city to look up."]) -> str:
+    """Look up today's weather in a city."""
+    return f"Sunny in {city}."
+
+
+TOOL_DESCRIPTION = "Look up today's weather in a city."
+
+
+class WorkloadMismatch(AssertionError):
+    """A framework did different work than the workload prescribes (so its figures would mislead)."""
+
+
+def check(what: str, actual: int, expected: int) -> None:
+    """Fail unless a workload did exactly the prescribed amount of work."""
+    if actual != expected:
+        raise WorkloadMismatch(f"{what}: expected {expected}, got {actual}")
+
+
+def outcome(cpu_s: float, wall_s: float, steps: int, **extra: Any) -> dict[str, Any]:
+    """One workload run's figures, as a worker reports them."""
+    return {"cpu_s": cpu_s, "wall_s": wall_s, "steps": steps, **extra}
