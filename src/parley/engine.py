@@ -19,6 +19,7 @@ import itertools
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from parley import events
 from parley.chat_result import ChatResult
 from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
 from parley.messages import Message, View, as_logged, as_own
@@ -70,7 +71,7 @@ class Chat:
         self.rule = rule
         self.conditions = list(conditions)
         self.context_variables: dict[str, Any] = {} if context_variables is None else context_variables
-        self.listeners: list[Listener] = list(listeners)
+        self.listeners: list[Listener] = [*events.subscribers, *listeners]
         self.report_stop = report_stop
         if not silent:
             self.listeners.append(ConsolePrinter())

@@ -7,7 +7,8 @@ single ``if``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -77,6 +78,31 @@ class ChatStopped:
 
 Event = MessageSent | SpeakerSelected | Handoff | ToolExecuting | ContextUpdated | Notice | ChatStopped
 Listener = Callable[[Event], None]
+
+subscribers: list[Listener] = []
+"""Listeners that get the events of every chat (tracing, UIs); see :func:`subscribe`."""
+
+
+def subscribe(listener: Listener) -> Callable[[], None]:
+    """Send the events of every chat started from now on to ``listener``; call the result to stop."""
+    subscribers.append(listener)
+
+    def unsubscribe() -> None:
+        if listener in subscribers:
+            subscribers.remove(listener)
+
+    return unsubscribe
+
+
+@contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """Within the block, send the events of every chat started to ``listener``."""
+    unsubscribe = subscribe(listener)
+    try:
+        yield
+    finally:
+        unsubscribe()
+
 
 RULE = "-" * 80
 

@@ -1,0 +1,40 @@
+"""Events: every chat's events reach subscribers, with nothing printed when silent."""
+
+from __future__ import annotations
+
+from parley import ConversableAgent
+from parley.events import ChatStopped, Event, MessageSent, listening, subscribe
+
+
+def pair() -> tuple[ConversableAgent, ConversableAgent]:
+    return tuple(  # type: ignore[return-value]
+        ConversableAgent(name, llm_config=False, human_input_mode="NEVER", default_auto_reply=f"{name}!")
+        for name in ("a", "b")
+    )
+
+
+def test_subscribers_get_every_message_and_the_stop(capsys):
+    seen: list[Event] = []
+    a, b = pair()
+
+    with listening(seen.append):
+        a.initiate_chat(b, "hi", max_turns=1, silent=True)
+    a.initiate_chat(b, "again", max_turns=1, silent=True)
+
+    assert [(e.sender, e.recipient, e.message["content"]) for e in seen if isinstance(e, MessageSent)] == [
+        ("a", "b", "hi"),
+        ("b", "a", "b!"),
+    ]
+    assert isinstance(seen[-1], ChatStopped)
+    assert capsys.readouterr().out == ""
+
+
+def test_unsubscribe_stops_delivery():
+    seen: list[Event] = []
+    a, b = pair()
+    unsubscribe = subscribe(seen.append)
+    unsubscribe()
+
+    a.initiate_chat(b, "hi", max_turns=1, silent=True)
+
+    assert seen == []
