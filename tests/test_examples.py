@@ -44,3 +44,28 @@ def test_customer_support_swarm_runs_as_a_script():
     assert completed.returncode == 0, completed.stderr
     assert "stopped: billing's after-work ends the chat" in completed.stdout
     assert "'refunds': ['INV-1002']" in completed.stdout
+
+
+def test_customer_support_swarm_runs_on_an_openai_compatible_server(capsys):
+    from models.fake_servers import FakeServer, completion
+
+    example = load("customer_support_swarm")
+    with FakeServer() as server:
+        server.script(
+            completion(None, [("record_issue", {"customer_name": "Bo", "issue": "app crashes on login"})]),
+            completion(None, [("transfer_to_technical_support", {})]),
+            completion(None, [("create_ticket", {"summary": "crash on login"})]),
+            completion("I opened ticket T-100 for the crash, Bo."),
+        )
+        exit_code = example.main(
+            ["--base-url", server.url, "--model", "served-model", "--message", "It crashes"]
+        )
+        sent = server.requests
+
+    assert exit_code == 0
+    printed = capsys.readouterr().out
+    assert "stopped: technical_support's after-work ends the chat" in printed
+    assert "'tickets': ['T-100']" in printed
+    assert [request.body["model"] for request in sent] == ["served-model"] * 4
+    assert sent[2].messages[0]["content"].startswith("You are the technical agent")
+    assert "Bo" in sent[2].messages[0]["content"]
