@@ -415,3 +415,27 @@ def test_a_human_answer_that_is_not_text_is_a_clear_error(quiet_agent):
 
     with pytest.raises(TypeError, match="get_human_input of agent_a must return a string"):
         agent_a.initiate_chat(quiet_agent("agent_b"), "hi", silent=True)
+
+
+def test_initiate_chats_from_an_agent_and_its_usage(quiet_agent):
+    lead = quiet_agent("lead")
+    writer = ConversableAgent(
+        "writer",
+        llm_config=ScriptedModel(["draft", "final"], usage=Usage(3, 2), cost=0.5, model="m"),
+        human_input_mode="NEVER",
+    )
+
+    results = lead.initiate_chats(
+        [
+            {"recipient": writer, "message": "Draft it.", "max_turns": 1, "silent": True},
+            {"recipient": writer, "message": "Finish it.", "max_turns": 1, "silent": True},
+        ]
+    )
+
+    assert [r.summary for r in results] == ["draft", "final"]
+    assert results[1].chat_history[0]["content"] == "Finish it.\nContext: \ndraft"
+    assert writer.get_total_usage() == {
+        "total_cost": 1.0,
+        "m": {"cost": 1.0, "prompt_tokens": 6, "completion_tokens": 4, "total_tokens": 10},
+    }
+    assert writer.get_actual_usage()["total_cost"] == 1.0

@@ -731,6 +731,34 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         else:
             self.reply_at_receive[sender] = False
 
+    def initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+        """Run a queue of chats from this agent, one after another, carrying each summary into the next."""
+        from parley.nested import initiate_chats
+
+        return initiate_chats([{"sender": self, **chat} for chat in chat_queue])
+
+    async def a_initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+        """Async twin of :meth:`initiate_chats`."""
+        from parley.nested import a_initiate_chats
+
+        return await a_initiate_chats([{"sender": self, **chat} for chat in chat_queue])
+
+    def get_total_usage(self) -> dict[str, Any]:
+        """Every model call this agent made, in AG2's usage shape (including cached calls)."""
+        return dict(self.usage_summary.to_dict()["usage_including_cached_inference"])
+
+    def get_actual_usage(self) -> dict[str, Any]:
+        """Every model call this agent made that was not answered from the cache."""
+        return dict(self.usage_summary.to_dict()["usage_excluding_cached_inference"])
+
+    def print_usage_summary(self) -> None:
+        """Print this agent's usage and cost."""
+        total = self.get_total_usage()
+        print(f"Agent '{self.name}': total cost {total['total_cost']}")
+        for model, counts in total.items():
+            if model != "total_cost":
+                print(f"  {model}: {counts}")
+
 
 def _with_carryover(message: Any, carryover: Any) -> Any:
     if not carryover:
