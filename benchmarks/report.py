@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks.method import method
 from benchmarks.spec import IDEAL_CONCURRENT_WALL_S, MODEL_DELAY_S, STEPS_PER_CHAT
 
 MiB = 2**20
@@ -307,60 +308,6 @@ def machine_line(machine: Mapping[str, str]) -> str:
     )
 
 
-METHOD = """\
-## How it is measured
-
-- **CPU time** (`time.process_time`: the process's user and system time, every thread included) is the
-  main figure, because these machines are shared: other work slows wall time but is not charged to
-  CPU time. Wall time is reported where waiting is the point (imports, concurrent chats).
-- Every run of a workload is a **fresh process** for one framework (`python -m benchmarks.worker
-  FRAMEWORK WORKLOAD N`), so neither framework's imports, caches or memory weigh on the other. In that
-  process the workload first runs once at a tiny size, unmeasured (lazy imports and first-call caches),
-  then once at full size, measured. A figure is the **median** of {repeats}.
-- The **model** answers at once and does next to no work. In parley it is a class with `create` and
-  `a_create` returning `parley.models.ModelResponse`, passed as `llm_config=`. In AG2 it is a custom
-  `ModelClient` named in `llm_config`'s `config_list` (`model_client_cls`) and registered with
-  `register_model_client`; AG2 rebuilds an agent's client whenever its tools change (its classic
-  swarm does so every turn), so the benchmark registers it again after each rebuild. Both frameworks
-  thus run their real reply path: the reply-function chain, the model wrapper, tool execution.
-- **Same work**: every run checks that each framework made exactly the prescribed number of model
-  calls, tool executions and messages, and fails otherwise.
-- **Silent**: parley chats run with `silent=True`; AG2's console IOStream is replaced by one that
-  discards output (AG2 still builds its print events, as it does with `silent=True`), and its INFO
-  logging is off. No printing is measured.
-- **Goals** apply to parley's figures. Per-step goals apply at every size: at the small sizes the
-  per-chat setup is spread over few steps.
-
-## The workloads
-
-- **two-agent chat, N turns**: two agents with models, `initiate_chat(max_turns=N)`: 2N messages,
-  2N - 1 model calls; a step is one model call (one message).
-- **swarm ring, N handoffs**: three agents a → b → c → a in a classic swarm; every model reply is a call
-  of the agent's `transfer_...` tool (parley: `register_hand_off(agent, ON_CONDITION(next, ...))`;
-  AG2 0.13.4: the same from `autogen.agentchat.contrib.swarm_agent`). The figure is **CPU per handoff:
-  one model call and the execution of its tool call**. The frameworks count rounds differently
-  (parley counts an agent's tool call and its result as one round, AG2 counts its tool executor's
-  message as a round of its own), so parley runs `max_rounds=N + 1` and AG2 `max_rounds=2N + 1`: both
-  make N model calls and N tool executions.
-- **round-robin group chat, N rounds**: three agents with models and a `GroupChatManager` without one,
-  `speaker_selection_method="round_robin"`, `max_round=N`: N messages, N - 1 model calls.
-- **create 1000 agents with a tool each**: `ConversableAgent(f"agent{{i}}", llm_config=<model>)` and
-  `register_function(tool, caller=agent, executor=agent)` with the same function for each (AG2 also
-  needs `register_model_client` after the tool is registered). CPU time in one run; the Python memory
-  the agents hold (tracemalloc) in another, since tracing slows everything; RSS growth is shown too.
-- **import**: `python -c "import parley"` and `python -c "import autogen"` in fresh processes: CPU time
-  and wall time, and peak RSS (`ru_maxrss` of the child), raw and net of a bare `python -c pass`
-  (both with the same interpreter and environment). The goals apply to the raw figures.
-- **1000 concurrent chats**: `asyncio.gather` of 1000 `a_initiate_chat(..., max_turns={steps})`, each
-  between an agent without a model (it answers with its auto-reply) and one whose model waits
-  {delay_ms:.0f} ms per call: exactly {steps} model calls per chat, so the ideal wall time is
-  {ideal:.1f} s. parley's model awaits `asyncio.sleep`. AG2's model clients are synchronous, and AG2's
-  `a_generate_oai_reply` runs them in the event loop's default thread pool (a few threads on this
-  machine), so its model sleeps with `time.sleep` in those threads: that is how AG2 runs any model
-  client in an async chat.
-"""
-
-
 def results_markdown(rows: list[Row], machine: Mapping[str, str], elapsed_s: float, repeats: str) -> str:
     """RESULTS.md: the machine, the table, which goals are met, and how it was measured."""
     met, missed = summary(rows)
@@ -387,13 +334,5 @@ def results_markdown(rows: list[Row], machine: Mapping[str, str], elapsed_s: flo
             f"- {row.label}: {cell(row.parley, row.unit)} (goal {row.goal.text if row.goal else ''})"
             for row in missed
         ]
-    lines += [
-        "",
-        METHOD.format(
-            repeats=repeats,
-            steps=STEPS_PER_CHAT,
-            delay_ms=MODEL_DELAY_S * 1e3,
-            ideal=IDEAL_CONCURRENT_WALL_S,
-        ),
-    ]
+    lines += ["", method(repeats)]
     return "\n".join(lines)

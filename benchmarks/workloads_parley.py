@@ -106,6 +106,8 @@ def swarm_ring(handoffs: int) -> dict[str, Any]:
     tool_results = sum(1 for message in result.chat_history if message.get("role") == "tool")
     check("model calls", steps, handoffs)
     check("tool results", tool_results, handoffs)
+    callers = [message.get("name") for message in result.chat_history if message.get("tool_calls")]
+    check("handoffs in ring order", sum(1 for i, name in enumerate(callers) if name == RING[i % 3]), handoffs)
     return outcome(
         timing.cpu_s, timing.wall_s, steps, tool_results=tool_results, messages=len(result.chat_history)
     )
