@@ -205,7 +205,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     def _view(self, peer: Agent) -> View:
         view = self._views.get(peer)
         if view is None:
-            view = self._views[peer] = View()
+            view = self._views[peer] = View(for_model=self.client is not None)
         return view
 
     @property
@@ -446,20 +446,29 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._stop_reason = None
         return reason
 
-    def _take_turn(self, chat: Chat) -> Message | None:
+    def _take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
-        reply = self.generate_reply(self._views[peer].messages, peer)
+        messages = self._views[peer].messages
+        reply: str | dict[str, Any] | None = self._own_tool_reply(messages) if self._runs_own_tools else None
+        if reply is None:
+            reply = self.generate_reply(messages, peer)
         return None if reply is None else self._outgoing(reply, peer)
 
-    async def _a_take_turn(self, chat: Chat) -> Message | None:
+    async def _a_take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
-        reply = await self.a_generate_reply(self._views[peer].messages, peer)
+        messages = self._views[peer].messages
+        reply: str | dict[str, Any] | None = (
+            await self._a_own_tool_reply(messages) if self._runs_own_tools else None
+        )
+        if reply is None:
+            reply = await self.a_generate_reply(messages, peer)
         return None if reply is None else self._outgoing(reply, peer)
 
-    def _outgoing(self, reply: Any, recipient: Agent) -> Message:
-        for hook in self._hooks["process_message_before_send"] if self._hooks is not None else ():
-            reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
-        return to_message(reply, parameter=f"the reply of {self.name}")
+    def _outgoing(self, reply: Any, recipient: Agent) -> Any:
+        if self._hooks is not None:
+            for hook in self._hooks["process_message_before_send"]:
+                reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
+        return reply
 
     # ------------------------------------------------------------------------------------------------
     # context variables
@@ -485,7 +494,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks."""
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
-        chat.run()
+        chat.play()
 
     async def a_send(
         self,
@@ -497,7 +506,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Async twin of :meth:`send`."""
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
-        await chat.a_run()
+        await chat.a_play()
 
     def receive(
         self,
@@ -509,7 +518,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Take ``message`` from ``sender`` into this agent's view, and reply if asked to."""
         chat = self._received(message, sender, request_reply, silent)
         if chat is not None:
-            chat.run()
+            chat.play()
 
     async def a_receive(
         self,
@@ -521,7 +530,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Async twin of :meth:`receive`."""
         chat = self._received(message, sender, request_reply, silent)
         if chat is not None:
-            await chat.a_run()
+            await chat.a_play()
 
     def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
         if not isinstance(recipient, ConversableAgent):
@@ -589,8 +598,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
         )
         if message is None and max_turns != 0:
-            chat.append(to_message(run_sync(self._initial_from_human(chat, kwargs, sync=True))), self)
-        chat.run()
+            chat.append(run_sync(self._initial_from_human(chat, kwargs, sync=True)), self)
+        chat.play()
         return run_sync(self._close_chat(chat, recipient, summary_method, summary_args, sync=True))
 
     async def a_initiate_chat(
@@ -610,8 +619,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
         )
         if message is None and max_turns != 0:
-            chat.append(to_message(await self._initial_from_human(chat, kwargs, sync=False)), self)
-        await chat.a_run()
+            chat.append(await self._initial_from_human(chat, kwargs, sync=False), self)
+        await chat.a_play()
         return await self._close_chat(chat, recipient, summary_method, summary_args, sync=False)
 
     def _open_chat(
@@ -646,7 +655,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self, max_turns=max_turns, clear_history=clear_history, silent=bool(silent)
         )
         if max_turns != 0 and message is not None:
-            chat.append(to_message(self._initial_message(message, recipient, kwargs)), self)
+            chat.append(self._initial_message(message, recipient, kwargs), self)
         return chat, dict(summary_args or {})
 
     def _initial_message(self, message: Any, recipient: ConversableAgent, kwargs: dict[str, Any]) -> Any:

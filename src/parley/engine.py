@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from parley import events
 from parley.chat_result import ChatResult
 from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
-from parley.messages import Message, View, as_logged, as_own
+from parley.messages import Message, View, as_own, for_model, to_logged
 from parley.models.usage import UsageSummary
 from parley.termination import StopCondition, StopKind, StopReason
 
@@ -53,6 +53,8 @@ class Chat:
         silent: do not print the conversation.
         listeners: extra event listeners (tracing, UIs).
         report_stop: tell listeners when the chat stops (not for a bare ``send``).
+        host: whom a speaker that is not a participant addresses (a swarm's first message comes from
+            outside the swarm when there is no user agent).
     """
 
     def __init__(
@@ -65,9 +67,11 @@ class Chat:
         silent: bool = False,
         listeners: Iterable[Listener] = (),
         report_stop: bool = True,
+        host: Agent | None = None,
     ) -> None:
         self.chat_id = next(_chat_ids)
         self.peers = dict(participants)
+        self.host = host
         self.rule = rule
         self.conditions = list(conditions)
         self.context_variables: dict[str, Any] = {} if context_variables is None else context_variables
@@ -95,19 +99,28 @@ class Chat:
     def last_speaker_name(self) -> str | None:
         return None if self.last_speaker is None else self.last_speaker.name
 
-    def append(self, message: Message, speaker: ConversableAgent) -> Message:
-        """Append a message: the log, every participant's view, and the listeners. The one door."""
-        logged = as_logged(message, speaker.name)
+    def append(self, message: str | Message, speaker: ConversableAgent) -> Message:
+        """Append a message: the log, every participant's view, and the listeners. The one door.
+
+        ``message`` is text or a message dict (validated, then copied); it is logged under ``speaker``.
+        """
+        logged = to_logged(message, speaker.name, parameter="the reply of " + speaker.name)
         self.messages.append(logged)
         own = as_own(logged)
+        flat = list(for_model(logged)) if logged.get("tool_responses") else None
+        own_flat = flat if own is logged or flat is None else list(for_model(own))
         for agent, view in self._views:
-            view.add(own if agent is speaker else logged)
+            if agent is speaker:
+                view.add_flattened(own, own_flat)
+            else:
+                view.add_flattened(logged, flat)
         self.rounds += 1
         if logged["role"] == "tool":
             self.tool_result_rounds += 1
         self.last_speaker = speaker
         if self.listeners:
-            self.emit(MessageSent(speaker.name, self.peers[speaker].name, logged))
+            recipient = self.peers.get(speaker) or self.host
+            self.emit(MessageSent(speaker.name, recipient.name if recipient else "", logged))
         return logged
 
     def emit(self, event: Event) -> None:
@@ -130,13 +143,23 @@ class Chat:
 
     def run(self) -> ChatResult:
         """Run the chat to its end, synchronously."""
-        return run_sync(self._loop(sync=True))
+        run_sync(self._loop(sync=True))
+        return self.result()
 
     async def a_run(self) -> ChatResult:
         """Run the chat to its end on the running event loop."""
-        return await self._loop(sync=False)
+        await self._loop(sync=False)
+        return self.result()
 
-    async def _loop(self, *, sync: bool) -> ChatResult:
+    def play(self) -> None:
+        """Run the chat to its end, synchronously, without building a result (see :meth:`result`)."""
+        run_sync(self._loop(sync=True))
+
+    async def a_play(self) -> None:
+        """Async twin of :meth:`play`."""
+        await self._loop(sync=False)
+
+    async def _loop(self, *, sync: bool) -> None:
         saved = self._enter()
         try:
             self.check_conditions()
@@ -159,7 +182,6 @@ class Chat:
             self._leave(saved)
         if self.listeners and self.report_stop and self.stop_reason is not None:
             self.emit(ChatStopped(self.stop_reason))
-        return self.result()
 
     def announce_speaker(self, speaker: ConversableAgent) -> None:
         """Tell listeners which agent the rule picked (group chats print it)."""

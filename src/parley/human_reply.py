@@ -37,91 +37,88 @@ class HumanReplyMixin:
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """Ask the human or end the chat, as ``human_input_mode``, ``is_termination_msg`` and
         ``max_consecutive_auto_reply`` say. ``(False, None)`` lets the chain go on to an auto-reply."""
-        return run_sync(self._termination_and_human_reply(messages, sender, sync=True))
+        if self.human_input_mode == "NEVER":
+            return self._check_without_human(messages, sender)
+        return run_sync(self._check_with_human(messages, sender, sync=True))
 
     async def a_check_termination_and_human_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """Async twin of :meth:`check_termination_and_human_reply`."""
-        return await self._termination_and_human_reply(messages, sender, sync=False)
+        if self.human_input_mode == "NEVER":
+            return self._check_without_human(messages, sender)
+        return await self._check_with_human(messages, sender, sync=False)
 
-    async def _termination_and_human_reply(
+    def _check_without_human(
+        self, messages: list[Message] | None, sender: Agent | None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """``NEVER`` mode: end at the auto-reply limit or on a termination message, else auto-reply."""
+        message = self._last_received(messages, sender)
+        if message is None:
+            return False, None
+        limit = self._max_consecutive_auto_reply_dict[sender]
+        if self._consecutive_auto_reply_counter[sender] >= limit:
+            return self._end(sender, self._limit_stop(limit))
+        if self._is_termination_msg(message):
+            return self._end(sender, self._termination_stop(message, sender, asked=False))
+        self._consecutive_auto_reply_counter[sender] += 1
+        return False, None
+
+    async def _check_with_human(
         self, messages: list[Message] | None, sender: Agent | None, *, sync: bool
     ) -> tuple[bool, str | dict[str, Any] | None]:
-        if messages is None:
-            messages = self._view_messages(sender)
-        if not messages:
+        """``ALWAYS`` and ``TERMINATE`` modes: ask the human when the mode says so.
+
+        An empty answer means auto-reply, except on a termination message, which then ends the chat;
+        ``exit`` ends it; any other answer is sent as the agent's reply.
+        """
+        message = self._last_received(messages, sender)
+        if message is None:
             return False, None
-        message = messages[-1]
         sender_name = "the sender" if sender is None else sender.name
-        mode = self.human_input_mode
-        reply = ""
-        stop: StopReason | None = None
-        asked = False
-        if mode == "ALWAYS":
-            reply = await self._ask_human(
+        limit = self._max_consecutive_auto_reply_dict[sender]
+        terminate = self._is_termination_msg(message)
+        if self.human_input_mode == "ALWAYS":
+            prompt: str | None = (
                 f"Replying as {self.name}. Provide feedback to {sender_name}. Press enter to skip and use "
-                "auto-reply, or type 'exit' to end the conversation: ",
-                sync,
+                "auto-reply, or type 'exit' to end the conversation: "
             )
-            asked = True
-            if not reply and self._is_termination_msg(message):
-                stop, reply = (
-                    self._termination_stop(
-                        message.get("name") or sender_name, "and no human input was given"
-                    ),
-                    "exit",
-                )
-        elif self._consecutive_auto_reply_counter[sender] >= self._max_consecutive_auto_reply_dict[sender]:
-            limit = self._max_consecutive_auto_reply_dict[sender]
-            if mode == "NEVER":
-                stop = StopReason(
-                    StopKind.MAX_CONSECUTIVE_AUTO_REPLY,
-                    f"{self.name} reached max_consecutive_auto_reply ({limit})",
-                    self.name,
-                )
-                reply = "exit"
-            else:
-                terminate = self._is_termination_msg(message)
-                reply = await self._ask_human(
-                    self._feedback_prompt(sender_name, auto_reply=not terminate), sync
-                )
-                asked = True
-                if not reply and terminate:
-                    stop, reply = (
-                        self._termination_stop(
-                            message.get("name") or sender_name, "and no human input was given"
-                        ),
-                        "exit",
-                    )
-        elif self._is_termination_msg(message):
-            if mode == "NEVER":
-                stop, reply = self._termination_stop(message.get("name") or sender_name, ""), "exit"
-            else:
-                reply = await self._ask_human(self._feedback_prompt(sender_name, auto_reply=False), sync)
-                asked = True
-                if not reply:
-                    stop, reply = (
-                        self._termination_stop(
-                            message.get("name") or sender_name, "and no human input was given"
-                        ),
-                        "exit",
-                    )
-        if asked and not reply:
+        elif self._consecutive_auto_reply_counter[sender] >= limit:
+            prompt = self._feedback_prompt(sender_name, auto_reply=not terminate)
+        elif terminate:
+            prompt = self._feedback_prompt(sender_name, auto_reply=False)
+        else:
+            prompt = None
+        reply = "" if prompt is None else await self._ask_human(prompt, sync)
+        if prompt is not None and not reply:
             self._notice("NO HUMAN INPUT RECEIVED.")
         if reply == "exit":
-            self._consecutive_auto_reply_counter[sender] = 0
-            self._stop_reason = stop or StopReason(
+            stop = StopReason(
                 StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
             )
-            return True, None
-        if reply or self._max_consecutive_auto_reply_dict[sender] == 0:
+            return self._end(sender, stop)
+        if not reply and prompt is not None and terminate:
+            return self._end(sender, self._termination_stop(message, sender, asked=True))
+        if reply or limit == 0:
             self._consecutive_auto_reply_counter[sender] = 0
             return True, _human_reply(reply, message)
         self._consecutive_auto_reply_counter[sender] += 1
-        if mode != "NEVER":
-            self._notice("USING AUTO REPLY...")
+        self._notice("USING AUTO REPLY...")
         return False, None
+
+    def _last_received(self, messages: list[Message] | None, sender: Agent | None) -> Message | None:
+        if messages is None:
+            messages = self._view_messages(sender)
+        return messages[-1] if messages else None
+
+    def _end(self, sender: Agent | None, stop: StopReason) -> tuple[bool, None]:
+        self._consecutive_auto_reply_counter[sender] = 0
+        self._stop_reason = stop
+        return True, None
+
+    def _limit_stop(self, limit: int) -> StopReason:
+        detail = f"{self.name} reached max_consecutive_auto_reply ({limit})"
+        return StopReason(StopKind.MAX_CONSECUTIVE_AUTO_REPLY, detail, self.name)
 
     @staticmethod
     def _feedback_prompt(sender_name: str, *, auto_reply: bool) -> str:
@@ -132,9 +129,12 @@ class HumanReplyMixin:
         )
         return f"Please give feedback to {sender_name}. {skip} to stop the conversation: "
 
-    def _termination_stop(self, sender_name: str, suffix: str) -> StopReason:
-        detail = f"{self.name} received a termination message from {sender_name}"
-        return StopReason(StopKind.TERMINATION_MSG, f"{detail} {suffix}".strip(), self.name)
+    def _termination_stop(self, message: Message, sender: Agent | None, *, asked: bool) -> StopReason:
+        source = message.get("name") or ("the sender" if sender is None else sender.name)
+        detail = f"{self.name} received a termination message from {source}"
+        if asked:
+            detail += " and no human input was given"
+        return StopReason(StopKind.TERMINATION_MSG, detail, self.name)
 
     def _notice(self, text: str) -> None:
         if self._chat is not None and self._chat.listeners:

@@ -14,6 +14,7 @@ Message = dict[str, Any]
 
 #: Keys a conversation keeps from a message; anything else a caller passes is dropped.
 MESSAGE_KEYS = ("content", "tool_calls", "tool_responses", "tool_call_id", "name", "function_call", "context")
+_KEPT = frozenset(MESSAGE_KEYS)
 
 
 def content_str(content: Any) -> str:
@@ -40,7 +41,7 @@ def to_message(message: Any, *, parameter: str = "message") -> Message:
         raise TypeError(
             f"{parameter} must be a string or a message dict, not {type(message).__name__}: {message!r:.80}"
         )
-    kept = {key: message[key] for key in MESSAGE_KEYS if message.get(key) is not None}
+    kept = {key: value for key, value in message.items() if value is not None and key in _KEPT}
     if "content" not in kept:
         if not (kept.get("tool_calls") or kept.get("function_call")):
             raise ValueError(f"{parameter} needs 'content' or 'tool_calls'; got keys {sorted(message)}")
@@ -65,6 +66,20 @@ def as_logged(message: Message, speaker_name: str) -> Message:
     elif "role" not in logged:
         logged["role"] = "user"
     logged.setdefault("name", speaker_name)
+    return logged
+
+
+def to_logged(message: Any, speaker_name: str, *, parameter: str = "message") -> Message:
+    """A new logged message (see :func:`as_logged`) from a string or a message dict, validated."""
+    if type(message) is str:
+        return {"content": message, "role": "user", "name": speaker_name}
+    logged = to_message(message, parameter=parameter)
+    if logged.get("tool_calls") or logged.get("function_call"):
+        logged["role"] = "assistant"
+    elif "role" not in logged:
+        logged["role"] = "user"
+    if "name" not in logged:
+        logged["name"] = speaker_name
     return logged
 
 
@@ -136,29 +151,36 @@ class View:
 
     ``messages`` is what AG2 calls ``chat_messages[peer]``: the participant's own messages with the role
     ``assistant``, everyone else's as ``user`` with the speaker's ``name``. ``model_messages`` is the same
-    conversation flattened into pure OpenAI format for a model request.
+    conversation flattened into pure OpenAI format for a model request; it is kept up to date only once
+    asked for (an agent without a model never pays for it).
     """
 
     __slots__ = ("_added", "_model_messages", "messages")
 
-    def __init__(self) -> None:
+    def __init__(self, *, for_model: bool = True) -> None:
         self.messages: list[Message] = []
-        self._model_messages: list[Message] = []
+        self._model_messages: list[Message] | None = [] if for_model else None
         self._added = 0
 
     def add(self, message: Message) -> None:
         """Append one message (already in this participant's perspective)."""
+        self.add_flattened(message, list(for_model(message)) if message.get("tool_responses") else None)
+
+    def add_flattened(self, message: Message, flat: list[Message] | None) -> None:
+        """Append one message whose model form is ``flat`` (``None``: the message itself)."""
         self.messages.append(message)
         self._added += 1
-        if message.get("tool_responses"):
-            self._model_messages.extend(for_model(message))
-        else:
-            self._model_messages.append(message)
+        model_messages = self._model_messages
+        if model_messages is not None:
+            if flat is None:
+                model_messages.append(message)
+            else:
+                model_messages.extend(flat)
 
     @property
     def model_messages(self) -> list[Message]:
-        """The view flattened for a model request; rebuilt only if ``messages`` was edited by hand."""
-        if self._added != len(self.messages):
+        """The view flattened for a model request; rebuilt if ``messages`` was edited by hand."""
+        if self._model_messages is None or self._added != len(self.messages):
             self._model_messages = flatten_for_model(self.messages)
             self._added = len(self.messages)
         return self._model_messages

@@ -154,6 +154,7 @@ class SpeakerSelection:
         self.groupchat = groupchat
         self.manager = manager
         self.auto = AutoSelection(groupchat, manager)
+        self._allowed: dict[ConversableAgent, list[ConversableAgent]] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
         return run_sync(self._next(chat, sync=True))
@@ -204,6 +205,15 @@ class SpeakerSelection:
             return await self._manual(chat, candidates, sync)
         return await self.auto.select(chat, candidates, sync)
 
+    def _allowed_after(self, last: ConversableAgent) -> list[ConversableAgent]:
+        """The agents the transition graph allows after ``last``, in the order of the group."""
+        allowed = self._allowed.get(last)
+        if allowed is None:
+            targets = self.groupchat.allowed_speaker_transitions_dict.get(last) or []
+            allowed = [agent for agent in self.groupchat.agents if any(agent is target for target in targets)]
+            self._allowed[last] = allowed
+        return list(allowed)
+
     def candidates(self, chat: Chat) -> list[ConversableAgent] | StopReason:
         """The agents that may speak next, or why there are none."""
         groupchat = self.groupchat
@@ -211,8 +221,7 @@ class SpeakerSelection:
         last = chat.last_speaker
         if _is_member(agents, last):
             assert last is not None
-            allowed = groupchat.allowed_speaker_transitions_dict.get(last) or []
-            candidates = [agent for agent in agents if any(agent is target for target in allowed)]
+            candidates = self._allowed_after(last)
             if not candidates:
                 return StopReason(
                     StopKind.NO_NEXT_SPEAKER,

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from parley.agent import Agent, ConversableAgent
+from parley.agent import ConversableAgent
 from parley.assistants import UserProxyAgent
 from parley.engine import run_sync
 from parley.group.handoffs import OnCondition
 from parley.group.results import SwarmResult
 from parley.group.run import GroupOutcome, run_group
 from parley.group.targets import AfterWorkOption, TransitionTarget, as_target
-from parley.group.tool_execution import a_generate_swarm_tool_reply, generate_swarm_tool_reply
+from parley.group.tool_execution import enable_own_tool_execution, generate_swarm_tool_reply
 from parley.messages import Message
 from parley.nested import process_nested_chat_carryover
 from parley.tools import Tool
@@ -112,12 +112,7 @@ class SwarmAgent(ConversableAgent):
             update_agent_state_before_reply=update_agent_state_before_reply,
             **kwargs,
         )
-        self.register_reply(
-            [Agent, None],
-            generate_swarm_tool_reply,
-            position=0,
-            async_twin=a_generate_swarm_tool_reply,
-        )
+        enable_own_tool_execution(self)
 
     def register_hand_off(self, hand_to: Any) -> None:
         """Register ``ON_CONDITION``\\ s and an optional ``AFTER_WORK`` on this agent."""

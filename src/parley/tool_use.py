@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from parley.events import ContextUpdated, ToolExecuting
 from parley.messages import Message
 from parley.models.base import ModelClient
-from parley.tools import Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
+from parley.tools import HandoffCheck, Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
@@ -38,7 +39,7 @@ class ToolUseMixin:
         if not calls:
             return False, None
         return True, self._tool_reply(
-            run_tool_calls(calls, self._function_map, self._context_variables, self._on_execute)
+            run_tool_calls(calls, self._function_map, self._context_variables, self._execution_listener())
         )
 
     async def a_generate_tool_calls_reply(
@@ -49,9 +50,53 @@ class ToolUseMixin:
         if not calls:
             return False, None
         outcomes = await a_run_tool_calls(
-            calls, self._function_map, self._context_variables, self._on_execute
+            calls, self._function_map, self._context_variables, self._execution_listener()
         )
         return True, self._tool_reply(outcomes)
+
+    _runs_own_tools = False
+    """Whether the agent runs its own tool calls, first thing in its next turn (agents of a swarm)."""
+
+    def _own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
+        """Run the tool calls of this agent's own last message; ``None`` if it has none pending.
+
+        ``context_variables`` is injected, context updates are applied, and a handoff a tool asks for
+        is kept for the chat's next-speaker rule (the first valid one wins; later ones are answered as
+        not taken, invalid ones as errors).
+        """
+        calls = self._own_pending_calls(messages)
+        if not calls:
+            return None
+        tools, listener, check = self._own_tool_setup()
+        return self._tool_reply(run_tool_calls(calls, tools, self._context_variables, listener, check))
+
+    async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
+        """Async twin of :meth:`_own_tool_reply`: async tools run concurrently."""
+        calls = self._own_pending_calls(messages)
+        if not calls:
+            return None
+        tools, listener, check = self._own_tool_setup()
+        return self._tool_reply(
+            await a_run_tool_calls(calls, tools, self._context_variables, listener, check)
+        )
+
+    def _own_pending_calls(self, messages: list[Message]) -> list[dict[str, Any]]:
+        if not messages:
+            return []
+        last = messages[-1]
+        if last.get("name") != self.name or not last.get("tool_calls"):
+            return []
+        return list(last["tool_calls"])
+
+    def _own_tool_setup(
+        self,
+    ) -> tuple[Mapping[str, Tool], Callable[[str, str, str | None], None] | None, HandoffCheck | None]:
+        tools: Mapping[str, Tool] = self._function_map
+        if self._handoffs is not None and self._handoffs.llm_conditions:
+            tools = ChainMap(self._function_map, self._handoffs.tools_by_name)
+        rule = self._chat.rule if self._chat is not None else None
+        check: HandoffCheck | None = getattr(rule, "handoff_problem", None)
+        return tools, self._execution_listener(), check
 
     def _pending_tool_calls(
         self, messages: list[Message] | None, sender: Agent | None
@@ -61,6 +106,10 @@ class ToolUseMixin:
         if not messages:
             return []
         return list(messages[-1].get("tool_calls") or [])
+
+    def _execution_listener(self) -> Callable[[str, str, str | None], None] | None:
+        """Where to announce each tool run: nowhere unless the chat has listeners."""
+        return self._on_execute if self._chat is not None and self._chat.listeners else None
 
     def _on_execute(self, tool: str, arguments: str, call_id: str | None) -> None:
         if self._chat is not None and self._chat.listeners:
@@ -94,7 +143,7 @@ class ToolUseMixin:
         if self._llm_tool_schemas is None:
             self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
         if self._handoffs is not None and self._handoffs.offered_schemas:
-            return self._llm_tool_schemas + self._handoffs.offered_schemas
+            return self._handoffs.offered_with(self._llm_tool_schemas)
         return self._llm_tool_schemas
 
     @property

@@ -8,13 +8,14 @@ never shown to the model. A tool may return text, any JSON-serializable value, o
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import re
 import threading
 import typing
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
@@ -102,16 +103,23 @@ class Tool:
         self._arguments_model = signature.arguments_model
         self._parameter_names = signature.parameter_names
         self.parameters = signature.parameters
+        self._schema: dict[str, Any] | None = None
         self.__name__ = self.name
         self.__doc__ = func.__doc__
 
     @property
     def schema(self) -> dict[str, Any]:
-        """The OpenAI tool schema the model is given."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
+        """The OpenAI tool schema the model is given (built once; do not change it in place)."""
+        if self._schema is None:
+            self._schema = {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": self.parameters,
+                },
+            }
+        return self._schema
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.func(*args, **kwargs)
@@ -125,7 +133,7 @@ class Tool:
         Raises:
             ValueError: the arguments are not a JSON object or fail validation; the message says why.
         """
-        if arguments is None or arguments == "":
+        if arguments is None or arguments == "" or (arguments == "{}" and self._arguments_model is None):
             decoded: Any = {}
         elif isinstance(arguments, str):
             try:
@@ -192,7 +200,7 @@ HandoffCheck = Callable[[Any], "str | None"]
 
 def run_tool_calls(
     tool_calls: Sequence[dict[str, Any]],
-    tools: dict[str, Tool],
+    tools: Mapping[str, Tool],
     context_variables: dict[str, Any] | None,
     on_execute: Callable[[str, str, str | None], None] | None = None,
     check_handoff: HandoffCheck | None = None,
@@ -212,7 +220,7 @@ def run_tool_calls(
 
 async def a_run_tool_calls(
     tool_calls: Sequence[dict[str, Any]],
-    tools: dict[str, Tool],
+    tools: Mapping[str, Tool],
     context_variables: dict[str, Any] | None,
     on_execute: Callable[[str, str, str | None], None] | None = None,
     check_handoff: HandoffCheck | None = None,
@@ -233,15 +241,13 @@ PendingCall = Callable[[], Awaitable[ToolOutcome]]
 
 def _start(
     tool_calls: Sequence[dict[str, Any]],
-    tools: dict[str, Tool],
+    tools: Mapping[str, Tool],
     context_variables: dict[str, Any] | None,
     on_execute: Callable[[str, str, str | None], None] | None,
     *,
     in_threads: bool,
 ) -> tuple[list[ToolOutcome | None], list[tuple[int, PendingCall]]]:
     """Run the synchronous calls now; return the rest as calls to await, with their positions."""
-    import functools
-
     outcomes: list[ToolOutcome | None] = []
     pending: list[tuple[int, PendingCall]] = []
     for index, call in enumerate(tool_calls):
@@ -268,7 +274,7 @@ def _done(outcomes: list[ToolOutcome | None]) -> list[ToolOutcome]:
 
 
 def _plan(
-    call: dict[str, Any], tools: dict[str, Tool]
+    call: dict[str, Any], tools: Mapping[str, Tool]
 ) -> ToolOutcome | tuple[Tool, str | None, dict[str, Any]]:
     call_id = call.get("id")
     function = call.get("function") or {}

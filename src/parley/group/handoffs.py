@@ -70,6 +70,9 @@ class Handoffs:
     after_work: TransitionTarget | None = None
     _tools: list[Tool] = field(default_factory=list)
     _offered: list[dict[str, Any]] = field(default_factory=list)
+    _by_name: dict[str, Tool] = field(default_factory=dict)
+    _combined_from: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+    _combined: list[dict[str, Any]] = field(default_factory=list)
 
     def add_llm_condition(self, condition: OnCondition) -> Handoffs:
         """Offer the model a handoff tool for ``condition``."""
@@ -108,18 +111,38 @@ class Handoffs:
         """The ``transfer_to_...`` tools, one per condition."""
         return list(self._tools)
 
+    @property
+    def tools_by_name(self) -> dict[str, Tool]:
+        """The ``transfer_to_...`` tools by name."""
+        if len(self._by_name) != len(self._tools):
+            self._by_name = {tool.name: tool for tool in self._tools}
+        return self._by_name
+
     def refresh(self, agent: ConversableAgent, messages: list[Message]) -> None:
         """Recompute which handoff tools the model is offered for its next reply."""
+        if self._offered and len(self._offered) == len(self._tools) and self._always_available():
+            return
         self._offered = [
             tool.schema
             for tool, condition in zip(self._tools, self.llm_conditions, strict=True)
             if condition.is_available(agent, messages)
         ]
 
+    def _always_available(self) -> bool:
+        return all(condition.available is None for condition in self.llm_conditions)
+
     @property
     def offered_schemas(self) -> list[dict[str, Any]]:
         """The schemas of the handoff tools available now."""
         return self._offered
+
+    def offered_with(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``schemas`` followed by the handoff tools available now (the same list while nothing changes)."""
+        built_from = self._combined_from
+        if built_from is None or built_from[0] is not schemas or built_from[1] is not self._offered:
+            self._combined_from = (schemas, self._offered)
+            self._combined = schemas + self._offered
+        return self._combined
 
 
 def _transfer(target: TransitionTarget) -> Callable[[], TransitionTarget]:

@@ -10,7 +10,7 @@ from parley.group.context_variables import ContextVariables
 from parley.group.targets import AgentNameTarget, AgentTarget, TransitionTarget
 from parley.group.tool_execution import enable_own_tool_execution
 from parley.group.transitions import GroupManager, HandoffRule
-from parley.messages import to_message
+from parley.messages import Message, as_own, to_message
 from parley.summary import last_message_summary
 from parley.termination import max_round_condition
 
@@ -34,41 +34,64 @@ async def run_group(
     sync: bool,
 ) -> GroupOutcome:
     """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``."""
-    from parley.agent import ConversableAgent
-
     agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
     rule = HandoffRule(agents, initial_agent, user_agent, after_work)
     _check_targets(rule, agents)
     context = context_variables if isinstance(context_variables, ContextVariables) else None
     if context is None:
         context = ContextVariables(dict(context_variables or {}))
-    starter = user_agent or ConversableAgent("_User", llm_config=False, human_input_mode="NEVER")
-    for agent in [*agents, starter]:
+    members = [*agents, user_agent] if user_agent is not None else agents
+    for agent in members:
         agent._context_variables = context
         enable_own_tool_execution(agent)
+        _forget_earlier_groups(agent)
     manager = GroupManager()
     chat = Chat(
-        {agent: manager for agent in [starter, *agents]},
+        dict.fromkeys(members, manager),
         rule,
         conditions=[max_round_condition(max_rounds, count_tool_results=False)],
         context_variables=context,
         silent=silent,
+        host=manager,
     )
+    starter = user_agent or _outside_user()
     _append_initial_messages(chat, rule, messages, starter)
     if sync:
-        chat.run()
+        chat.play()
     else:
-        await chat.a_run()
-    history = starter._view(manager).messages
+        await chat.a_play()
+    history = starter._view(manager).messages if user_agent is not None else _as_seen_by(starter, chat)
     result = chat.result(history)
     result.summary = last_message_summary(history)
-    last = chat.last_speaker or starter
-    return result, context, last
+    return result, context, chat.last_speaker or starter
 
 
 def run_group_sync(**kwargs: Any) -> GroupOutcome:
     """:func:`run_group`, synchronously."""
     return run_sync(run_group(sync=True, **kwargs))
+
+
+_outside: list[ConversableAgent] = []
+
+
+def _outside_user() -> ConversableAgent:
+    """Who says the first message of a swarm without a user agent: ``_User``, outside the swarm."""
+    if not _outside:
+        from parley.agent import ConversableAgent
+
+        _outside.append(ConversableAgent("_User", llm_config=False, human_input_mode="NEVER"))
+    return _outside[0]
+
+
+def _as_seen_by(starter: ConversableAgent, chat: Chat) -> list[Message]:
+    return [as_own(message) if message["name"] == starter.name else message for message in chat.messages]
+
+
+def _forget_earlier_groups(agent: ConversableAgent) -> None:
+    """Drop the agent's views of earlier swarms, whose managers are gone: one swarm is remembered."""
+    stale = [peer for peer in agent._views if isinstance(peer, GroupManager)]
+    for peer in stale:
+        del agent._views[peer]
 
 
 def _checked_agents(
@@ -116,11 +139,11 @@ def _append_initial_messages(
     chat: Chat, rule: HandoffRule, messages: str | list[dict[str, Any]], starter: ConversableAgent
 ) -> None:
     if isinstance(messages, str):
-        chat.append(to_message(messages), starter)
+        chat.append(messages, starter)
         return
     if not isinstance(messages, list) or not messages:
         raise TypeError("messages must be a string or a non-empty list of message dicts")
-    speakers = {agent.name: agent for agent in chat.participants}
+    speakers = {agent.name: agent for agent in [starter, *chat.participants]}
     for index, message in enumerate(messages):
         name = message.get("name") if isinstance(message, dict) else None
         if name is not None and name not in speakers:

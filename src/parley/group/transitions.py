@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -67,11 +68,13 @@ class HandoffRule:
     ) -> None:
         self.agents = list(agents)
         self.by_name = {agent.name: agent for agent in self.agents}
+        self._members = set(self.agents)
         self.initial_agent = initial_agent
         self.user_agent = user_agent
         self.after_work = after_work
         self.last_agent: ConversableAgent | None = None
         self.resume_with: ConversableAgent | None = None
+        self._handoff_problems: dict[Any, str | None] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
         resumed = self.resume_with
@@ -79,7 +82,7 @@ class HandoffRule:
             self.resume_with = None
             return resumed
         speaker = chat.last_speaker
-        if speaker is None or speaker.name not in self.by_name:
+        if speaker is None or speaker not in self._members:
             return self.last_agent or self.initial_agent
         self.last_agent = speaker
         message = chat.messages[-1]
@@ -142,6 +145,16 @@ class HandoffRule:
 
     def handoff_problem(self, handoff: Any) -> str | None:
         """Why a tool's handoff cannot be taken (for the tool message), or ``None`` if it can."""
+        try:
+            return self._handoff_problems[handoff]
+        except (KeyError, TypeError):
+            pass
+        problem = self._handoff_problem(handoff)
+        with contextlib.suppress(TypeError):
+            self._handoff_problems[handoff] = problem
+        return problem
+
+    def _handoff_problem(self, handoff: Any) -> str | None:
         try:
             target = as_target(handoff, what="a handoff")
             if isinstance(target, AgentTarget | AgentNameTarget):

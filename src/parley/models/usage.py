@@ -6,51 +6,61 @@ from typing import Any
 
 from parley.models.base import ModelResponse
 
+_COST, _PROMPT, _COMPLETION, _CALLS = range(4)
+_CACHED = 4
+"""Each model's counts: cost, prompt and completion tokens and calls, then the same for cached calls."""
+
 
 class UsageSummary:
-    """Sums model calls by model, including and excluding calls answered from the cache."""
+    """Sums model calls by model, keeping apart the calls answered from the cache."""
 
-    __slots__ = ("_excluding", "_including")
+    __slots__ = ("_totals",)
 
     def __init__(self) -> None:
-        self._including: dict[str, dict[str, float]] = {}
-        self._excluding: dict[str, dict[str, float]] = {}
+        self._totals: dict[str, list[float]] = {}
 
     def add(self, response: ModelResponse) -> None:
         """Count one model call."""
-        _add_to(self._including, response)
-        if not response.cached:
-            _add_to(self._excluding, response)
+        model = response.model or "unknown"
+        counts = self._totals.get(model)
+        if counts is None:
+            counts = self._totals[model] = [0.0, 0, 0, 0, 0.0, 0, 0, 0]
+        usage = response.usage
+        offset = _CACHED if response.cached else 0
+        counts[offset + _COST] += response.cost
+        counts[offset + _PROMPT] += usage.prompt_tokens
+        counts[offset + _COMPLETION] += usage.completion_tokens
+        counts[offset + _CALLS] += 1
 
     def merge(self, other: UsageSummary) -> None:
         """Add everything ``other`` counted."""
-        for mine, theirs in ((self._including, other._including), (self._excluding, other._excluding)):
-            for model, counts in theirs.items():
-                into = mine.setdefault(model, dict.fromkeys(counts, 0))
-                for key, value in counts.items():
-                    into[key] = into.get(key, 0) + value
+        for model, theirs in other._totals.items():
+            mine = self._totals.setdefault(model, [0.0, 0, 0, 0, 0.0, 0, 0, 0])
+            for index, value in enumerate(theirs):
+                mine[index] += value
 
     def to_dict(self) -> dict[str, Any]:
         """``{"usage_including_cached_inference": {...}, "usage_excluding_cached_inference": {...}}``."""
         return {
-            "usage_including_cached_inference": _shape(self._including),
-            "usage_excluding_cached_inference": _shape(self._excluding),
+            "usage_including_cached_inference": self._shape(include_cached=True),
+            "usage_excluding_cached_inference": self._shape(include_cached=False),
         }
 
-
-def _add_to(totals: dict[str, dict[str, float]], response: ModelResponse) -> None:
-    model = response.model or "unknown"
-    counts = totals.get(model)
-    if counts is None:
-        counts = totals[model] = {"cost": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-    counts["cost"] += response.cost
-    counts["prompt_tokens"] += response.usage.prompt_tokens
-    counts["completion_tokens"] += response.usage.completion_tokens
-    counts["total_tokens"] += response.usage.total_tokens
-
-
-def _shape(totals: dict[str, dict[str, float]]) -> dict[str, Any]:
-    shaped: dict[str, Any] = {"total_cost": sum(counts["cost"] for counts in totals.values())}
-    for model, counts in totals.items():
-        shaped[model] = dict(counts)
-    return shaped
+    def _shape(self, *, include_cached: bool) -> dict[str, Any]:
+        shaped: dict[str, Any] = {"total_cost": 0}
+        for model, counts in self._totals.items():
+            cost, prompt, completion, calls = counts[:_CACHED]
+            if include_cached:
+                cost += counts[_CACHED + _COST]
+                prompt += counts[_CACHED + _PROMPT]
+                completion += counts[_CACHED + _COMPLETION]
+            elif not calls:
+                continue
+            shaped[model] = {
+                "cost": cost,
+                "prompt_tokens": int(prompt),
+                "completion_tokens": int(completion),
+                "total_tokens": int(prompt + completion),
+            }
+            shaped["total_cost"] += cost
+        return shaped
