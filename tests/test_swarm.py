@@ -505,3 +505,15 @@ def test_console_shows_handoffs_and_the_stop_reason(capsys):
     assert "_User (to chat_manager):" in printed
     assert ">>>>>>>> handoff: a -> b" in printed
     assert "CHAT STOPPED: b's after-work ends the chat" in printed
+
+
+def test_agents_remember_only_their_latest_swarm():
+    a = agent("a", "one", "two", "three")
+
+    first, _, _ = initiate_swarm_chat(a, "first", [a], silent=True)
+    initiate_swarm_chat(a, "second", [a], silent=True)
+    initiate_swarm_chat(a, "third", [a], silent=True)
+
+    assert len(a.chat_messages) == 1
+    assert [m["content"] for m in next(iter(a.chat_messages.values()))] == ["third", "three"]
+    assert [m["content"] for m in first.chat_history] == ["first", "one"]
