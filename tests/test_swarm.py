@@ -517,3 +517,13 @@ def test_agents_remember_only_their_latest_swarm():
     assert len(a.chat_messages) == 1
     assert [m["content"] for m in next(iter(a.chat_messages.values()))] == ["third", "three"]
     assert [m["content"] for m in first.chat_history] == ["first", "one"]
+
+
+def test_state_update_functions_may_take_no_arguments():
+    calls: list[str] = []
+    a = agent("a", "one")
+    a.register_update_agent_state_before_reply(lambda: calls.append("updated"))
+
+    initiate_swarm_chat(a, "hi", [a], silent=True)
+
+    assert calls == ["updated"]

@@ -7,6 +7,7 @@ the model chose), else by the speaker's after-work, else by the chat's after-wor
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -121,11 +122,15 @@ class SwarmAgent(ConversableAgent):
     def register_update_agent_state_before_reply(
         self, functions: list[Callable[..., Any]] | Callable[..., Any] | None
     ) -> None:
-        """Call each function (``(agent, messages)``, or an ``UPDATE_SYSTEM_MESSAGE``) before every reply."""
+        """Call each function before every reply of this agent.
+
+        A function takes ``(agent, messages)``, or nothing at all; an ``UPDATE_SYSTEM_MESSAGE`` rewrites
+        the system message.
+        """
         for function in [functions] if callable(functions) else functions or []:
             if not callable(function):
                 raise TypeError(f"update_agent_state_before_reply takes callables, not {function!r}")
-            self.register_hook("update_agent_state", function)
+            self.register_hook("update_agent_state", _as_state_hook(function))
 
     def add_single_function(
         self, func: Callable[..., Any], name: str | None = None, description: str = ""
@@ -204,3 +209,18 @@ def _swarm_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         after_work.target if isinstance(after_work, AFTER_WORK) else as_target(after_work, what="after_work")
     )
     return arguments
+
+
+def _as_state_hook(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` as an ``(agent, messages)`` hook, also when it takes no arguments."""
+    try:
+        takes_nothing = not inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return function
+    if not takes_nothing:
+        return function
+
+    def hook(agent: ConversableAgent, messages: list[Message]) -> None:
+        function()
+
+    return hook
