@@ -123,6 +123,21 @@ def test_the_prompt_names_and_describes_every_tool_and_the_reply_format():
     assert '"content"' not in tools_prompt(TOOLS, "required")
 
 
+def test_with_tool_choice_none_the_prompt_asks_for_a_plain_reply_in_json():
+    prompt = tools_prompt(TOOLS, "none")
+
+    assert "get_weather" not in prompt
+    assert prompt == 'Reply with one JSON object, without calling a tool: {"content": "<your reply>"}.'
+    assert tool_call_schema(TOOLS, "none")["anyOf"] == [
+        {
+            "type": "object",
+            "properties": {"content": {"type": "string"}},
+            "required": ["content"],
+            "additionalProperties": False,
+        }
+    ]
+
+
 def test_the_prompt_goes_into_the_system_message():
     messages = [{"role": "system", "content": "You route requests."}, {"role": "user", "content": "hi"}]
 

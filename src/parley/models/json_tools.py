@@ -156,6 +156,8 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 def tools_prompt(tools: Sequence[ToolSchema], tool_choice: Any = None) -> str:
     """The tools, their descriptions and parameters, and the reply format, as text for the system prompt."""
     offered = _chosen_tools(tools, tool_choice)
+    if not offered:
+        return f'Reply with one JSON object, without calling a tool: {{"{REPLY_KEY}": "<your reply>"}}.'
     lines = ["You can call these tools:"]
     for tool in offered:
         function = _function_of(tool)
