@@ -1,7 +1,7 @@
 """Models: the client protocol, AG2's llm_config, provider clients and test doubles.
 
-The provider clients (:class:`OpenAIClient`, :class:`AnthropicClient`) are loaded on first use, and
-their SDKs only when they first send a request.
+The provider clients (:class:`OpenAIClient`, :class:`AnthropicClient`) and the embedded
+:class:`LocalModel` are loaded on first use, and their SDKs (llama.cpp) only when they are first needed.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, S
 
 if TYPE_CHECKING:
     from parley.models.anthropic_client import AnthropicClient
+    from parley.models.local import LocalModel
     from parley.models.openai_client import OpenAIClient
 
 _LAZY = {
     "OpenAIClient": "parley.models.openai_client",
     "AnthropicClient": "parley.models.anthropic_client",
+    "LocalModel": "parley.models.local",
 }
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "AnthropicClient",
     "ConfigListClient",
     "FunctionModel",
+    "LocalModel",
     "ModelClient",
     "ModelError",
     "ModelRequest",
