@@ -92,6 +92,17 @@ def test_a_config_names_the_gguf_file_or_the_default_weights():
     assert default.model == DEFAULT_WEIGHTS.file_name
 
 
+def test_load_settings_beside_the_config_list_apply_to_each_local_config():
+    client = ConfigListClient(
+        {"config_list": [{"api_type": "local", "model": "/m/a.gguf"}], "n_ctx": 8192, "temperature": 0}
+    )
+
+    model = client._client(0)
+
+    assert isinstance(model, LocalModel)
+    assert (model.n_ctx, model.params, client.params) == (8192, {}, {"temperature": 0})
+
+
 def test_a_config_that_names_no_file_is_refused():
     with pytest.raises(ValueError, match="needs a GGUF file"):
         LocalModel.from_config({"model": "gpt-4o", "api_type": "local"})

@@ -10,13 +10,11 @@ As an ``llm_config``::
     {"config_list": [{"api_type": "local", "model": "qwen2.5-coder-1.5b-instruct"}]}
     {"config_list": [{"api_type": "local", "model": "my-model", "model_path": "/models/my-model.gguf"}]}
 
-A plain reply cut off at ``max_tokens`` is returned as far as it got, as a plain-text reply would be;
-a tool call cut off is a :class:`ModelError`.
-
 While tools are offered every reply is JSON, ``tool_choice`` deciding what it may be: a tool call or a
 plain reply (``"auto"``), a tool call (``"required"`` or a named tool), or a plain reply (``"none"``: a model
 that has been answering in JSON tends to go on writing tool calls when left unconstrained). A request
-without tools is answered in plain text.
+without tools is answered in plain text. A plain reply cut off at ``max_tokens`` is returned as far as
+it got, as a plain-text reply would be; a tool call cut off is a :class:`ModelError`.
 
 Every ``LocalModel`` of a file, with the same load settings, shares one loaded model, so a swarm's agents
 load it once. llama.cpp is not thread-safe: calls to one loaded model take turns.
