@@ -8,7 +8,7 @@ from enum import Enum
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from parley import ConversableAgent, ScriptedModel, StopKind, Tool, register_function, tool_call
 from parley.tools import ToolDefinitionError
@@ -394,3 +394,16 @@ def test_tool_calls_are_shown_on_the_console(capsys):
     assert "***** Suggested tool call (c1): weather *****" in printed
     assert ">>>>>>>> EXECUTING FUNCTION weather..." in printed
     assert "***** Response from calling tool (c1) *****\nsunny in Rome for 3 days" in printed
+
+
+def bounded(note: Annotated[str, Field(max_length=20, description="A short note")], tag: str = "x") -> str:
+    """Keep a note."""
+    return note
+
+
+def test_pydantic_field_metadata_keeps_its_description_and_constraints():
+    schema = parameters(bounded)
+
+    assert schema["properties"]["note"] == {"type": "string", "maxLength": 20, "description": "A short note"}
+    with pytest.raises(ValueError, match="note"):
+        Tool(bounded).parse_arguments('{"note": "' + "x" * 30 + '"}')

@@ -489,6 +489,8 @@ def _field(annotation: Any, parameter: inspect.Parameter, doc: str | None) -> tu
             rest = [item for item in metadata if not isinstance(item, str)]
             annotation = Annotated[(base, *rest)] if rest else base
     default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+    if description is None:
+        return annotation, Field(default)
     return annotation, Field(default, description=description)
 
 
