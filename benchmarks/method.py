@@ -70,7 +70,9 @@ def method(repeats: str) -> str:
         processes: CPU time and wall time of the process, and its peak RSS (`VmHWM`, which the process
         prints last; the `ru_maxrss` a parent gets for a child cannot be used on Linux, which carries
         the parent's peak across the child's `execve`), raw and net of a bare `python -c pass`, with
-        the same interpreter and environment. The goals apply to the raw figures.""",
+        the same interpreter and environment. Both frameworks import from compiled bytecode, as installed
+        packages do (`./scripts/bench` compiles parley's editable sources first). The goals apply to the
+        raw figures.""",
         f"""**1000 concurrent chats**: `asyncio.gather` of 1000 `a_initiate_chat(...,
         max_turns={STEPS_PER_CHAT})`, each between an agent without a model (it answers with its
         auto-reply) and one whose model waits {MODEL_DELAY_S * 1e3:.0f} ms per call: exactly

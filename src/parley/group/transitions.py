@@ -75,6 +75,7 @@ class HandoffRule:
         self.last_agent: ConversableAgent | None = None
         self.resume_with: ConversableAgent | None = None
         self._handoff_problems: dict[Any, str | None] = {}
+        self._agents_for: dict[TransitionTarget, ConversableAgent] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
         resumed = self.resume_with
@@ -131,6 +132,14 @@ class HandoffRule:
         Raises:
             ValueError: the agent is not in the chat.
         """
+        known = self._agents_for.get(target)
+        if known is not None:
+            return known
+        agent = self._find_agent(target)
+        self._agents_for[target] = agent
+        return agent
+
+    def _find_agent(self, target: TransitionTarget) -> ConversableAgent:
         if isinstance(target, AgentTarget | AgentNameTarget):
             name = target.agent_name
             agent = self.by_name.get(name)
