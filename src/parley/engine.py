@@ -16,11 +16,12 @@ in it suspends, so it finishes on its first step.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from parley import events
 from parley.chat_result import ChatResult
+from parley.coroutines import run_sync
 from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
 from parley.messages import Message, View, as_own, for_model, to_logged
 from parley.models.usage import UsageSummary
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
 
 _chat_ids = itertools.count(1)
-T = TypeVar("T")
 
 
 class SpeakerRule(Protocol):
@@ -225,16 +225,6 @@ class Chat:
         for agent, chat, context in saved:
             agent._chat = chat
             agent._context_variables = context
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends, without an event loop."""
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value
-    coroutine.close()
-    raise RuntimeError("a synchronous chat awaited something asynchronous; use the a_ methods")
 
 
 def attach_partial_result(error: BaseException, result: ChatResult) -> None:

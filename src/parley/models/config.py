@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from parley.coroutines import run_sync
 from parley.messages import Message
 from parley.models.base import ModelClient, ModelError, ModelResponse
 
@@ -203,25 +204,20 @@ class ConfigListClient:
     def create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
     ) -> ModelResponse:
-        request = {**self.params, **params}
-        order = self._order()
-        keys = self._keys(messages, tools, request)
-        cached = self._cached(order, keys)
-        if cached is not None:
-            return cached
-        failures: list[tuple[str, str, Exception]] = []
-        for index in order:
-            try:
-                response = self._client(index).create(messages, tools, **request)
-            except Exception as error:
-                failures.append(self._failure(index, error))
-                continue
-            self._store(index, keys, response)
-            return response
-        raise _all_failed(failures)
+        return run_sync(self._create(messages, tools, params, sync=True))
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
+    ) -> ModelResponse:
+        return await self._create(messages, tools, params, sync=False)
+
+    async def _create(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        params: dict[str, Any],
+        *,
+        sync: bool,
     ) -> ModelResponse:
         request = {**self.params, **params}
         order = self._order()
@@ -231,8 +227,12 @@ class ConfigListClient:
             return cached
         failures: list[tuple[str, str, Exception]] = []
         for index in order:
+            client = self._client(index)
             try:
-                response = await self._client(index).a_create(messages, tools, **request)
+                if sync:
+                    response = client.create(messages, tools, **request)
+                else:
+                    response = await client.a_create(messages, tools, **request)
             except Exception as error:
                 failures.append(self._failure(index, error))
                 continue
