@@ -39,7 +39,8 @@ HOOKABLE_METHODS = (
 
 def default_is_termination_msg(message: Message) -> bool:
     """AG2's default: the message's content is exactly ``TERMINATE``."""
-    return content_str(message.get("content")) == "TERMINATE"
+    content = message.get("content")
+    return content == "TERMINATE" if type(content) is str else content_str(content) == "TERMINATE"
 
 
 class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):

@@ -121,18 +121,23 @@ def _checked_agents(
 
 
 def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
-    owners: list[tuple[str, TransitionTarget | None]] = [("the chat's after_work", rule.after_work)]
+    _check_target(rule, rule.after_work, "the chat's after_work")
     for agent in agents:
-        owners.append((f"{agent.name}'s after-work", agent.handoffs.after_work))
-        owners.extend(
-            (f"{agent.name}'s handoff", condition.target) for condition in agent.handoffs.llm_conditions
-        )
-    for owner, target in owners:
-        if isinstance(target, AgentTarget | AgentNameTarget):
-            try:
-                rule.agent_for(target)
-            except ValueError as error:
-                raise ValueError(f"{owner}: {error}") from None
+        handoffs = agent.handoffs
+        _check_target(rule, handoffs.after_work, "after-work", agent)
+        for condition in handoffs.llm_conditions:
+            _check_target(rule, condition.target, "handoff", agent)
+
+
+def _check_target(
+    rule: HandoffRule, target: TransitionTarget | None, what: str, owner: ConversableAgent | None = None
+) -> None:
+    if isinstance(target, AgentTarget | AgentNameTarget):
+        try:
+            rule.agent_for(target)
+        except ValueError as error:
+            label = what if owner is None else f"{owner.name}'s {what}"
+            raise ValueError(f"{label}: {error}") from None
 
 
 def _append_initial_messages(

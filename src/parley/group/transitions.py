@@ -104,6 +104,9 @@ class HandoffRule:
         self, target: TransitionTarget, speaker: ConversableAgent, chat: Chat, *, via: str
     ) -> ConversableAgent | StopReason:
         """The agent ``target`` names, or why the chat ends there."""
+        known = self._agents_for.get(target) if isinstance(target, AgentTarget | AgentNameTarget) else None
+        if known is not None:
+            return self._hand(speaker, known, chat, via)
         if isinstance(target, FunctionTarget):
             return self._call(target, speaker, chat, via)
         if isinstance(target, TerminateTarget):
