@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -84,16 +83,17 @@ class ToolUseMixin:
         if not messages:
             return []
         last = messages[-1]
-        if last.get("name") != self.name or not last.get("tool_calls"):
+        if last.get("name") != self.name:
             return []
-        return list(last["tool_calls"])
+        calls: list[dict[str, Any]] = last.get("tool_calls") or []
+        return calls
 
     def _own_tool_setup(
         self,
     ) -> tuple[Mapping[str, Tool], Callable[[str, str, str | None], None] | None, HandoffCheck | None]:
         tools: Mapping[str, Tool] = self._function_map
         if self._handoffs is not None and self._handoffs.llm_conditions:
-            tools = ChainMap(self._function_map, self._handoffs.tools_by_name)
+            tools = self._handoffs.with_tools(self._function_map)
         rule = self._chat.rule if self._chat is not None else None
         check: HandoffCheck | None = getattr(rule, "handoff_problem", None)
         return tools, self._execution_listener(), check
@@ -116,19 +116,20 @@ class ToolUseMixin:
             self._chat.emit(ToolExecuting(self.name, tool, arguments, call_id))
 
     def _tool_reply(self, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+        handoff = None
         for outcome in outcomes:
             if outcome.context_updates:
                 self._context_variables.update(outcome.context_updates)
                 if self._chat is not None and self._chat.listeners:
                     self._chat.emit(ContextUpdated(self.name, outcome.context_updates))
-        handoffs = [outcome.handoff for outcome in outcomes if outcome.handoff is not None]
-        self._handoff_requested = handoffs[0] if handoffs else None
+            if handoff is None:
+                handoff = outcome.handoff
+        self._handoff_requested = handoff
         responses = [outcome.as_tool_message() for outcome in outcomes]
-        return {
-            "role": "tool",
-            "tool_responses": responses,
-            "content": "\n\n".join(r["content"] for r in responses),
-        }
+        content = (
+            responses[0]["content"] if len(responses) == 1 else "\n\n".join(r["content"] for r in responses)
+        )
+        return {"role": "tool", "tool_responses": responses, "content": content}
 
     _handoff_requested: Any = None
 

@@ -73,6 +73,8 @@ class Handoffs:
     _by_name: dict[str, Tool] = field(default_factory=dict)
     _combined_from: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
     _combined: list[dict[str, Any]] = field(default_factory=list)
+    _merged_from: tuple[dict[str, Tool], tuple[int, int]] | None = None
+    _merged: dict[str, Tool] = field(default_factory=dict)
 
     def add_llm_condition(self, condition: OnCondition) -> Handoffs:
         """Offer the model a handoff tool for ``condition``."""
@@ -130,6 +132,18 @@ class Handoffs:
 
     def _always_available(self) -> bool:
         return all(condition.available is None for condition in self.llm_conditions)
+
+    def with_tools(self, tools: dict[str, Tool]) -> dict[str, Tool]:
+        """``tools`` and the ``transfer_to_...`` tools, by name (the same dict while neither changes)."""
+        built_from = self._merged_from
+        if (
+            built_from is None
+            or built_from[0] is not tools
+            or built_from[1] != (len(tools), len(self._tools))
+        ):
+            self._merged_from = (tools, (len(tools), len(self._tools)))
+            self._merged = {**tools, **self.tools_by_name}
+        return self._merged
 
     @property
     def offered_schemas(self) -> list[dict[str, Any]]:
