@@ -23,7 +23,7 @@ from parley import events
 from parley.chat_result import ChatResult
 from parley.coroutines import run_sync
 from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
-from parley.messages import Message, View, as_own, for_model, to_logged
+from parley.messages import Message, View, as_own, model_form, to_logged
 from parley.models.usage import UsageSummary
 from parley.termination import StopCondition, StopKind, StopReason
 
@@ -107,8 +107,8 @@ class Chat:
         logged = to_logged(message, speaker.name, parameter="the reply of " + speaker.name)
         self.messages.append(logged)
         own = as_own(logged)
-        flat = list(for_model(logged)) if logged.get("tool_responses") else None
-        own_flat = flat if own is logged or flat is None else list(for_model(own))
+        flat = model_form(logged)
+        own_flat = flat if own is logged or flat is None else model_form(own)
         for agent, view in self._views:
             if agent is speaker:
                 view.add_flattened(own, own_flat)

@@ -107,6 +107,17 @@ def for_model(message: Message) -> Iterator[Message]:
         yield {key: value for key, value in message.items() if key != "tool_responses"}
 
 
+def model_form(message: Message) -> list[Message] | None:
+    """The OpenAI-format messages a message with ``tool_responses`` stands for; ``None`` for the others,
+    which stand for themselves."""
+    responses = message.get("tool_responses")
+    if not responses:
+        return None
+    if message.get("role") == "tool":
+        return responses
+    return list(for_model(message))
+
+
 class MessageSequence(Sequence[Message]):
     """A read-only sequence of a request's system messages followed by a conversation view.
 
@@ -164,7 +175,7 @@ class View:
 
     def add(self, message: Message) -> None:
         """Append one message (already in this participant's perspective)."""
-        self.add_flattened(message, list(for_model(message)) if message.get("tool_responses") else None)
+        self.add_flattened(message, model_form(message))
 
     def add_flattened(self, message: Message, flat: list[Message] | None) -> None:
         """Append one message whose model form is ``flat`` (``None``: the message itself)."""
