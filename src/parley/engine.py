@@ -188,11 +188,16 @@ class Chat:
         if self.listeners:
             self.emit(SpeakerSelected(speaker.name))
 
-    def result(self, history: Sequence[Message] | None = None) -> ChatResult:
-        """The chat's result so far (summary is filled in by the caller)."""
+    def result(self, history: Sequence[Message] | None = None, *, copy: bool = True) -> ChatResult:
+        """The chat's result so far (summary is filled in by the caller).
+
+        ``history`` is the chat as the initiator saw it (default: the log); it is copied unless ``copy``
+        is off, for a list the caller made for the result.
+        """
+        chosen = self.messages if history is None else history
         return ChatResult(
             chat_id=self.chat_id,
-            chat_history=list(self.messages if history is None else history),
+            chat_history=list(chosen) if copy or not isinstance(chosen, list) else chosen,
             summary=None,
             cost=self.usage.to_dict(),
             human_input=list(self.human_input),

@@ -66,7 +66,7 @@ class StopCondition(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MaxMessages:
     """Stop once ``limit`` messages have been appended since the chat started.
 

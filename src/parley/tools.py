@@ -148,12 +148,12 @@ class Tool:
             if decoded:
                 raise ValueError(f"{self.name} takes no arguments, got {sorted(decoded)}")
             return {}
-        from pydantic import ValidationError
-
         try:
             validated = self._arguments_model.model_validate(decoded)
-        except ValidationError as error:
-            raise ValueError(_validation_message(error)) from None
+        except Exception as error:
+            if hasattr(error, "errors"):
+                raise ValueError(_validation_message(error)) from None
+            raise
         return {name: getattr(validated, name) for name in self._parameter_names}
 
     def _call_args(

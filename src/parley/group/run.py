@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from parley.agent import ConversableAgent
 from parley.engine import Chat, run_sync
 from parley.group.context_variables import ContextVariables
-from parley.group.targets import AgentNameTarget, AgentTarget, TransitionTarget
+from parley.group.targets import AGENT_TARGETS, TransitionTarget
 from parley.group.tool_execution import enable_own_tool_execution
 from parley.group.transitions import GroupManager, HandoffRule
 from parley.messages import Message, as_own, to_message
@@ -15,7 +16,6 @@ from parley.summary import last_message_summary
 from parley.termination import max_round_condition
 
 if TYPE_CHECKING:
-    from parley.agent import ConversableAgent
     from parley.chat_result import ChatResult
 
 GroupOutcome = tuple["ChatResult", ContextVariables, "ConversableAgent"]
@@ -39,7 +39,7 @@ async def run_group(
     _check_targets(rule, agents)
     context = context_variables if isinstance(context_variables, ContextVariables) else None
     if context is None:
-        context = ContextVariables(dict(context_variables or {}))
+        context = ContextVariables(context_variables)
     members = [*agents, user_agent] if user_agent is not None else agents
     for agent in members:
         agent._context_variables = context
@@ -60,8 +60,11 @@ async def run_group(
         chat.play()
     else:
         await chat.a_play()
-    history = starter._view(manager).messages if user_agent is not None else _as_seen_by(starter, chat)
-    result = chat.result(history)
+    if user_agent is not None:
+        result = chat.result(starter._view(manager).messages)
+    else:
+        result = chat.result(_as_seen_by(starter, chat), copy=False)
+    history = result.chat_history
     result.summary = last_message_summary(history)
     return result, context, chat.last_speaker or starter
 
@@ -77,14 +80,13 @@ _outside: list[ConversableAgent] = []
 def _outside_user() -> ConversableAgent:
     """Who says the first message of a swarm without a user agent: ``_User``, outside the swarm."""
     if not _outside:
-        from parley.agent import ConversableAgent
-
         _outside.append(ConversableAgent("_User", llm_config=False, human_input_mode="NEVER"))
     return _outside[0]
 
 
 def _as_seen_by(starter: ConversableAgent, chat: Chat) -> list[Message]:
-    return [as_own(message) if message["name"] == starter.name else message for message in chat.messages]
+    name = starter.name
+    return [as_own(message) if message["name"] == name else message for message in chat.messages]
 
 
 def _forget_earlier_groups(agent: ConversableAgent) -> None:
@@ -100,15 +102,15 @@ def _checked_agents(
     user_agent: ConversableAgent | None,
     max_rounds: int,
 ) -> list[ConversableAgent]:
-    from parley.agent import ConversableAgent
-
     if not isinstance(agents, list | tuple) or not agents:
         raise ValueError("agents must be a non-empty list of agents")
     for agent in agents:
         if not isinstance(agent, ConversableAgent):
             raise TypeError(f"agents must be ConversableAgents, not {agent!r}")
     names = [agent.name for agent in agents] + ([user_agent.name] if user_agent is not None else [])
-    duplicates = sorted({name for name in names if names.count(name) > 1})
+    duplicates = (
+        sorted({name for name in names if names.count(name) > 1}) if len(set(names)) < len(names) else []
+    )
     if duplicates:
         raise ValueError(f"agent names must be unique in a chat; repeated: {duplicates}")
     if initial_agent not in agents:
@@ -132,7 +134,7 @@ def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
 def _check_target(
     rule: HandoffRule, target: TransitionTarget | None, what: str, owner: ConversableAgent | None = None
 ) -> None:
-    if isinstance(target, AgentTarget | AgentNameTarget):
+    if isinstance(target, AGENT_TARGETS):
         try:
             rule.agent_for(target)
         except ValueError as error:

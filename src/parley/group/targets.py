@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from parley.agent import ConversableAgent
+from parley.agent import ConversableAgent
 
 
 class AfterWorkOption(Enum):
@@ -95,6 +94,9 @@ class FunctionTarget(TransitionTarget):
         return getattr(self.function, "__name__", "after-work function")
 
 
+AGENT_TARGETS = (AgentTarget, AgentNameTarget)
+"""The targets that name an agent (a tuple, for ``isinstance``)."""
+
 _OPTION_TARGETS: dict[AfterWorkOption, TransitionTarget] = {
     AfterWorkOption.TERMINATE: TerminateTarget(),
     AfterWorkOption.REVERT_TO_USER: RevertToUserTarget(),
@@ -108,8 +110,6 @@ def as_target(value: Any, *, what: str) -> TransitionTarget:
     Raises:
         TypeError: ``value`` is none of these; the message names ``what`` it was given as.
     """
-    from parley.agent import ConversableAgent
-
     if isinstance(value, TransitionTarget):
         return value
     if isinstance(value, AfterWorkOption):

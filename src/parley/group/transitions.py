@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from parley.agent import Agent
 from parley.events import Handoff
 from parley.group.targets import (
+    AGENT_TARGETS,
     AfterWorkOption,
     AgentNameTarget,
     AgentTarget,
@@ -104,7 +105,7 @@ class HandoffRule:
         self, target: TransitionTarget, speaker: ConversableAgent, chat: Chat, *, via: str
     ) -> ConversableAgent | StopReason:
         """The agent ``target`` names, or why the chat ends there."""
-        known = self._agents_for.get(target) if isinstance(target, AgentTarget | AgentNameTarget) else None
+        known = self._agents_for.get(target) if isinstance(target, AGENT_TARGETS) else None
         if known is not None:
             return self._hand(speaker, known, chat, via)
         if isinstance(target, FunctionTarget):
@@ -143,7 +144,7 @@ class HandoffRule:
         return agent
 
     def _find_agent(self, target: TransitionTarget) -> ConversableAgent:
-        if isinstance(target, AgentTarget | AgentNameTarget):
+        if isinstance(target, AGENT_TARGETS):
             name = target.agent_name
             agent = self.by_name.get(name)
             if agent is None and self.user_agent is not None and self.user_agent.name == name:
@@ -169,7 +170,7 @@ class HandoffRule:
     def _handoff_problem(self, handoff: Any) -> str | None:
         try:
             target = as_target(handoff, what="a handoff")
-            if isinstance(target, AgentTarget | AgentNameTarget):
+            if isinstance(target, AGENT_TARGETS):
                 self.agent_for(target)
         except (TypeError, ValueError) as error:
             return str(error)
