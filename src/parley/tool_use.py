@@ -105,7 +105,8 @@ class ToolUseMixin:
             messages = self._view_messages(sender)
         if not messages:
             return []
-        return list(messages[-1].get("tool_calls") or [])
+        calls: list[dict[str, Any]] = messages[-1].get("tool_calls") or []
+        return calls
 
     def _execution_listener(self) -> Callable[[str, str, str | None], None] | None:
         """Where to announce each tool run: nowhere unless the chat has listeners."""

@@ -71,6 +71,7 @@ class Handoffs:
     _tools: list[Tool] = field(default_factory=list)
     _offered: list[dict[str, Any]] = field(default_factory=list)
     _by_name: dict[str, Tool] = field(default_factory=dict)
+    _unconditional: bool = True
     _combined_from: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
     _combined: list[dict[str, Any]] = field(default_factory=list)
     _merged_from: tuple[dict[str, Tool], tuple[int, int]] | None = None
@@ -86,6 +87,7 @@ class Handoffs:
         while name in taken:
             name, suffix = f"{base}_{suffix}", suffix + 1
         self.llm_conditions.append(condition)
+        self._unconditional = self._unconditional and condition.available is None
         self._tools.append(Tool(_transfer(condition.target), name=name[:64], description=condition.prompt))
         return self
 
@@ -122,16 +124,13 @@ class Handoffs:
 
     def refresh(self, agent: ConversableAgent, messages: list[Message]) -> None:
         """Recompute which handoff tools the model is offered for its next reply."""
-        if self._offered and len(self._offered) == len(self._tools) and self._always_available():
+        if self._unconditional and len(self._offered) == len(self._tools):
             return
         self._offered = [
             tool.schema
             for tool, condition in zip(self._tools, self.llm_conditions, strict=True)
             if condition.is_available(agent, messages)
         ]
-
-    def _always_available(self) -> bool:
-        return all(condition.available is None for condition in self.llm_conditions)
 
     def with_tools(self, tools: dict[str, Tool]) -> dict[str, Tool]:
         """``tools`` and the ``transfer_to_...`` tools, by name (the same dict while neither changes)."""
