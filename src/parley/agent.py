@@ -131,6 +131,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._stop_reason: StopReason | None = None
         self._human_input: list[str] = []
         self._handoffs: Handoffs | None = None
+        self._handoff_requested: Any = None
+        self._runs_own_tools = False
         self._usage_summary: UsageSummary | None = None
         for tool_name, function in (function_map or {}).items():
             self._function_map[tool_name] = as_tool(function, name=tool_name)
