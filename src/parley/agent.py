@@ -452,7 +452,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     def _take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
         messages = self._views[peer].messages
-        reply: str | dict[str, Any] | None = self._own_tool_reply(messages) if self._runs_own_tools else None
+        reply: str | dict[str, Any] | None = None
+        if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
+            reply = self._own_tool_reply(messages)
         if reply is None:
             reply = self.generate_reply(messages, peer)
         return None if reply is None else self._outgoing(reply, peer)
@@ -460,9 +462,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     async def _a_take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
         messages = self._views[peer].messages
-        reply: str | dict[str, Any] | None = (
-            await self._a_own_tool_reply(messages) if self._runs_own_tools else None
-        )
+        reply: str | dict[str, Any] | None = None
+        if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
+            reply = await self._a_own_tool_reply(messages)
         if reply is None:
             reply = await self.a_generate_reply(messages, peer)
         return None if reply is None else self._outgoing(reply, peer)

@@ -104,7 +104,7 @@ class Chat:
 
         ``message`` is text or a message dict (validated, then copied); it is logged under ``speaker``.
         """
-        logged = to_logged(message, speaker.name, parameter="the reply of " + speaker.name)
+        logged = to_logged(message, speaker.name)
         self.messages.append(logged)
         own = as_own(logged)
         flat = model_form(logged)

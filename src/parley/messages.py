@@ -69,11 +69,18 @@ def as_logged(message: Message, speaker_name: str) -> Message:
     return logged
 
 
-def to_logged(message: Any, speaker_name: str, *, parameter: str = "message") -> Message:
-    """A new logged message (see :func:`as_logged`) from a string or a message dict, validated."""
+def to_logged(message: Any, speaker_name: str, *, parameter: str | None = None) -> Message:
+    """A new logged message (see :func:`as_logged`) from a string or a message dict, validated.
+
+    An invalid message is an error naming ``parameter`` (default: the reply of the speaker).
+    """
     if type(message) is str:
         return {"content": message, "role": "user", "name": speaker_name}
-    logged = to_message(message, parameter=parameter)
+    try:
+        logged = to_message(message)
+    except (TypeError, ValueError):
+        to_message(message, parameter=parameter or f"the reply of {speaker_name}")
+        raise
     if logged.get("tool_calls") or logged.get("function_call"):
         logged["role"] = "assistant"
     elif "role" not in logged:
