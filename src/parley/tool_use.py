@@ -139,7 +139,7 @@ class ToolUseMixin:
 
     def _add_llm_tool(self, tool: Tool) -> None:
         self._llm_tools[tool.name] = tool
-        self._llm_tool_schemas = None
+        self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         if self._llm_tool_schemas is None:

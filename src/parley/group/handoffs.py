@@ -88,7 +88,11 @@ class Handoffs:
             name, suffix = f"{base}_{suffix}", suffix + 1
         self.llm_conditions.append(condition)
         self._unconditional = self._unconditional and condition.available is None
-        self._tools.append(Tool(_transfer(condition.target), name=name[:64], description=condition.prompt))
+        tool = Tool(_transfer(condition.target), name=name[:64], description=condition.prompt)
+        self._tools.append(tool)
+        self._by_name[tool.name] = tool
+        if self._unconditional:
+            self._offered = [*self._offered, tool.schema]
         return self
 
     def add_llm_conditions(self, conditions: list[OnCondition]) -> Handoffs:
