@@ -13,7 +13,7 @@ from parley.chat_result import ChatResult
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
 from parley.human_reply import HumanReplyMixin
 from parley.llm_reply import ModelReplyMixin
-from parley.messages import Message, View, as_logged, content_str, to_message
+from parley.messages import Message, View, content_str, to_logged, to_message
 from parley.models.base import ModelClient
 from parley.models.config import model_client_from_llm_config
 from parley.models.usage import UsageSummary
@@ -551,7 +551,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         request_reply: bool | None,
         silent: bool | None,
     ) -> Chat | None:
-        self._view(sender).add(as_logged(to_message(message), sender.name))
+        self._view(sender).add(to_logged(message, sender.name, parameter="message"))
         requested = request_reply if request_reply is not None else self.reply_at_receive[sender]
         if not requested:
             return None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from parley.agent import Agent, ConversableAgent, HumanInputMode
 from parley.engine import Chat
 from parley.events import ConsolePrinter, Notice
-from parley.messages import Message, as_logged, as_own, content_str, to_message
+from parley.messages import Message, as_own, content_str, to_logged
 from parley.speaker_selection import (
     DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
     DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
@@ -258,7 +258,7 @@ class GroupChat:
 
     def append(self, message: Message | str, speaker: Agent) -> None:
         """Add a message said by ``speaker`` to the messages (outside a running chat)."""
-        self.messages.append(as_logged(to_message(message), speaker.name))
+        self.messages.append(to_logged(message, speaker.name, parameter="message"))
 
     def select_speaker_msg(self, agents: Sequence[Agent] | None = None) -> str:
         """``"auto"``'s system message for choosing among ``agents``."""
@@ -392,7 +392,7 @@ class GroupChatManager(ConversableAgent):
         if clear_history:
             groupchat.reset()
         if groupchat.send_introductions and not groupchat.messages:
-            introduction = as_logged({"content": groupchat.introductions_msg()}, self.name)
+            introduction = to_logged(groupchat.introductions_msg(), self.name)
             for agent in groupchat.agents:
                 agent._view(self).add(introduction)
         conditions: list[StopCondition] = [ManagerTermination(self), max_round_condition(groupchat.max_round)]
@@ -493,7 +493,7 @@ class GroupChatManager(ConversableAgent):
         return agent
 
     def _load(self, message: Message, speaker: ConversableAgent) -> None:
-        logged = as_logged(to_message(message), speaker.name)
+        logged = to_logged(message, speaker.name, parameter="message")
         self._groupchat.messages.append(logged)
         for agent in self._groupchat.agents:
             agent._view(self).add(as_own(logged) if agent is speaker else logged)

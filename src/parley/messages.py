@@ -54,25 +54,13 @@ def to_message(message: Any, *, parameter: str = "message") -> Message:
     return kept
 
 
-def as_logged(message: Message, speaker_name: str) -> Message:
-    """The message as the conversation log keeps it: named after its speaker, with a role.
-
-    Plain messages get the role ``user`` (the role every other participant reads them with), a message
-    with tool calls is ``assistant`` (only the assistant may call tools), tool results stay ``tool``.
-    """
-    logged = dict(message)
-    if logged.get("tool_calls") or logged.get("function_call"):
-        logged["role"] = "assistant"
-    elif "role" not in logged:
-        logged["role"] = "user"
-    logged.setdefault("name", speaker_name)
-    return logged
-
-
 def to_logged(message: Any, speaker_name: str, *, parameter: str | None = None) -> Message:
-    """A new logged message (see :func:`as_logged`) from a string or a message dict, validated.
+    """A new message as the conversation log keeps it, from a string or a message dict, validated.
 
-    An invalid message is an error naming ``parameter`` (default: the reply of the speaker).
+    It is named after its speaker and has a role: plain messages get ``user`` (the role every other
+    participant reads them with), a message with tool calls is ``assistant`` (only the assistant may call
+    tools), tool results stay ``tool``. An invalid message is an error naming ``parameter`` (default:
+    the reply of the speaker).
     """
     if type(message) is str:
         return {"content": message, "role": "user", "name": speaker_name}

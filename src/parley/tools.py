@@ -58,7 +58,6 @@ class ToolOutcome:
     content: str
     handoff: Any = None
     context_updates: dict[str, Any] = field(default_factory=dict)
-    failed: bool = False
 
     def as_tool_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "tool", "content": self.content}
@@ -282,13 +281,11 @@ def _plan(
     tool = tools.get(name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
-        return ToolOutcome(
-            call_id, name, f"Error: Function {name} not found. Available tools: {known}.", failed=True
-        )
+        return ToolOutcome(call_id, name, f"Error: Function {name} not found. Available tools: {known}.")
     try:
         arguments = tool.parse_arguments(function.get("arguments"))
     except ValueError as error:
-        return ToolOutcome(call_id, name, f"Error: invalid arguments for {name}: {error}", failed=True)
+        return ToolOutcome(call_id, name, f"Error: invalid arguments for {name}: {error}")
     return tool, call_id, arguments
 
 
@@ -321,9 +318,7 @@ async def _in_thread(
 
 
 def _failure(tool: Tool, call_id: str | None, error: Exception) -> ToolOutcome:
-    return ToolOutcome(
-        call_id, tool.name, f"Error: {tool.name} raised {type(error).__name__}: {error}", failed=True
-    )
+    return ToolOutcome(call_id, tool.name, f"Error: {tool.name} raised {type(error).__name__}: {error}")
 
 
 def _outcome(tool: Tool, call_id: str | None, result: Any) -> ToolOutcome:
@@ -371,7 +366,6 @@ def _resolve_handoffs(outcomes: list[ToolOutcome], check_handoff: HandoffCheck |
         if problem is not None:
             outcome.content = f"Error: {outcome.name} cannot hand off: {problem}"
             outcome.handoff = None
-            outcome.failed = True
             continue
         if taken is None:
             taken = outcome

@@ -122,8 +122,6 @@ class Handoffs:
     @property
     def tools_by_name(self) -> dict[str, Tool]:
         """The ``transfer_to_...`` tools by name."""
-        if len(self._by_name) != len(self._tools):
-            self._by_name = {tool.name: tool for tool in self._tools}
         return self._by_name
 
     def refresh(self, agent: ConversableAgent, messages: list[Message]) -> None:

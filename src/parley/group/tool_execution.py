@@ -25,17 +25,6 @@ def generate_swarm_tool_reply(
     return reply is not None, reply
 
 
-async def a_generate_swarm_tool_reply(
-    agent: ConversableAgent,
-    messages: list[Message] | None = None,
-    sender: Agent | None = None,
-    config: Any = None,
-) -> tuple[bool, dict[str, Any] | None]:
-    """Async twin of :func:`generate_swarm_tool_reply`: async tools run concurrently."""
-    reply = await agent._a_own_tool_reply(messages or [])
-    return reply is not None, reply
-
-
 def enable_own_tool_execution(agent: ConversableAgent) -> None:
     """Let the agent run its own tool calls, first thing in its next turn."""
     agent._runs_own_tools = True
