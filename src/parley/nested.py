@@ -6,8 +6,9 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from parley.messages import Message, MessageSequence, content_str, flatten_for_model
-from parley.summary import DEFAULT_SUMMARY_PROMPT
+from parley.coroutines import run_sync
+from parley.messages import Message, content_str
+from parley.summary import summarize_with_model
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
@@ -46,7 +47,19 @@ def process_nested_chat_carryover(
     elif method == "last_msg":
         carryover = content_str(kept[-1]["content"]) if kept else ""
     elif method == "reflection_with_llm":
-        carryover = _reflect(chat.get("recipient") or recipient, recipient, kept, summary_args)
+        model_agent = chat.get("recipient") or recipient
+        carryover = run_sync(
+            summarize_with_model(
+                kept,
+                summary_args,
+                model_of=model_agent,
+                fallback=recipient,
+                usage_on=model_agent,
+                no_model="carryover summary_method 'reflection_with_llm' needs a model, but "
+                f"{model_agent.name} has none",
+                sync=True,
+            )
+        )
     elif callable(method):
         arguments = [recipient, kept, summary_args]
         carryover = str(method(*arguments[: _arity(method, 2, 3)]))
@@ -58,26 +71,6 @@ def process_nested_chat_carryover(
     if callable(message):
         message = message(recipient, messages, sender, None)
     chat["message"] = f"{message}\nContext:\n{carryover}" if message else f"Context:\n{carryover}"
-
-
-def _reflect(
-    model_agent: ConversableAgent,
-    fallback: ConversableAgent,
-    messages: list[Message],
-    summary_args: dict[str, Any],
-) -> str:
-    client = model_agent.client or fallback.client
-    if client is None:
-        raise ValueError(
-            f"carryover summary_method 'reflection_with_llm' needs a model, but {model_agent.name} has none"
-        )
-    prompt = summary_args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
-    role = summary_args.get("summary_role") or "system"
-    response = client.create(
-        MessageSequence(flatten_for_model(messages), [{"role": role, "content": prompt}])
-    )
-    model_agent._record_usage(response)
-    return content_str(response.message.get("content"))
 
 
 def _arity(function: Callable[..., Any], low: int, high: int) -> int:

@@ -71,20 +71,45 @@ async def reflect_with_llm(
     The recipient's model is used (the sender's if the recipient has none); the request is the
     conversation followed by ``summary_args["summary_prompt"]`` as a ``summary_role`` (``system``) message.
     """
+    return await summarize_with_model(
+        conversation_of(sender, recipient),
+        summary_args,
+        model_of=recipient,
+        fallback=sender,
+        usage_on=sender,
+        no_model=f"summary_method='reflection_with_llm' needs a model, but neither {recipient.name} nor "
+        f"{sender.name} has one (llm_config=False)",
+        sync=sync,
+    )
+
+
+async def summarize_with_model(
+    messages: list[Message],
+    summary_args: dict[str, Any],
+    *,
+    model_of: ConversableAgent,
+    fallback: ConversableAgent,
+    usage_on: ConversableAgent,
+    no_model: str,
+    sync: bool,
+) -> str:
+    """The summary a model gives of ``messages``: they are sent followed by
+    ``summary_args["summary_prompt"]`` as a ``summary_role`` (``system``) message, to ``model_of``'s model
+    (``fallback``'s if it has none); the call counts on ``usage_on``.
+
+    Raises:
+        ValueError: neither agent has a model (``no_model`` says so), or a bad prompt or role.
+    """
     prompt = summary_args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_args['summary_prompt'] must be a string, not {prompt!r}")
     role = summary_args.get("summary_role") or "system"
     if not isinstance(role, str):
         raise ValueError(f"summary_args['summary_role'] must be a string, not {role!r}")
-    client = recipient.client or sender.client
+    client = model_of.client or fallback.client
     if client is None:
-        raise ValueError(
-            f"summary_method='reflection_with_llm' needs a model, but neither {recipient.name} nor "
-            f"{sender.name} has one (llm_config=False)"
-        )
-    conversation = flatten_for_model(conversation_of(sender, recipient))
-    request = MessageSequence(conversation, [{"role": role, "content": prompt}])
+        raise ValueError(no_model)
+    request = MessageSequence(flatten_for_model(messages), [{"role": role, "content": prompt}])
     response = client.create(request) if sync else await client.a_create(request)
-    sender._record_usage(response)
+    usage_on._record_usage(response)
     return content_str(response.message.get("content"))
