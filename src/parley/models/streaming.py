@@ -1,0 +1,28 @@
+"""Where a streaming model call sends its text as it arrives.
+
+A model client whose request parameters include ``stream=True`` streams the reply and, while doing so,
+passes every piece of text (and of tool-call arguments) to the sink in :data:`token_sink`, if one is
+set. The :class:`~parley.models.base.ModelResponse` it returns is the same as without streaming. The
+console sets a sink for the duration of an agent's model call when it prints to a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedText:
+    """A piece of a streamed reply: text of the content, or of a tool call's arguments."""
+
+    text: str
+    tool_call: str | None = None
+    """The name of the tool whose arguments this text belongs to; ``None`` for the content."""
+
+
+TokenSink = Callable[[StreamedText], None]
+
+token_sink: ContextVar[TokenSink | None] = ContextVar("parley_token_sink", default=None)
+"""The sink of the model call running in this context, or ``None``."""
