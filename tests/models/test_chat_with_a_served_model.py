@@ -87,7 +87,7 @@ def test_a_tool_call_is_executed_by_the_other_agent_and_the_result_goes_back_to_
 def test_the_json_schema_mode_routes_through_the_same_tools(server):
     server.script(
         json_completion({"name": "lookup_order", "arguments": {"order_id": 7}}),
-        json_completion({"content": "TERMINATE"}),
+        json_completion({"name": "reply_to_user", "arguments": {"text": "TERMINATE"}}),
     )
     assistant, user = agents(server.url, tool_call_mode="json_schema")
 

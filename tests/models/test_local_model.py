@@ -9,18 +9,31 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from smollm2 import smollm2_path
 
-from parley import ConversableAgent
-from parley.models import LocalModel, ModelError
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    AfterWorkOption,
+    ConversableAgent,
+    SwarmAgent,
+    initiate_swarm_chat,
+)
+from parley.models import LocalModel, ModelError, json_tools
 from parley.models import local as local_module
 from parley.models.config import ConfigListClient
+from parley.models.local import LocalStats
+from parley.models.local_runner import Choice, Generation, Loaded, PrefixStates, choose
+from parley.models.streaming import StreamedText, token_sink
 from parley.models.weights import DEFAULT_WEIGHTS, ChecksumMismatchError
 from parley.tools import Tool
 
@@ -33,6 +46,11 @@ def transfer_to_billing() -> str:
 def transfer_to_technical_support() -> str:
     """Technical problems: errors, crashes, logins."""
     return "technical"
+
+
+def transfer_to_account() -> str:
+    """Account changes: email, name, team members."""
+    return "account"
 
 
 def set_priority(level: Literal["low", "high"]) -> str:
@@ -92,6 +110,18 @@ def test_a_config_names_the_gguf_file_or_the_default_weights():
     assert default.model == DEFAULT_WEIGHTS.file_name
 
 
+def test_a_local_config_without_a_model_means_the_default_weights():
+    in_list = ConfigListClient({"config_list": [{"api_type": "local"}], "temperature": 0})._client(0)
+    alone = ConfigListClient({"api_type": "local", "n_ctx": 2048})._client(0)
+
+    for model in (in_list, alone):
+        assert isinstance(model, LocalModel)
+        assert model.model_path is None and model.model == DEFAULT_WEIGHTS.file_name
+    assert isinstance(alone, LocalModel) and alone.n_ctx == 2048
+    with pytest.raises(ValueError, match="must be a dict with a 'model'"):
+        ConfigListClient({"config_list": [{"api_type": "openai"}]})
+
+
 def test_load_settings_beside_the_config_list_apply_to_each_local_config():
     client = ConfigListClient(
         {"config_list": [{"api_type": "local", "model": "/m/a.gguf"}], "n_ctx": 8192, "temperature": 0}
@@ -121,49 +151,140 @@ def test_without_llama_cpp_the_error_says_what_to_install(monkeypatch: pytest.Mo
 # requests and replies, with a stand-in for llama.cpp
 
 
-class StandInLlama:
-    """Answers ``create_chat_completion`` from a list of (text, finish_reason), recording each request."""
+class StandIn:
+    """Stands in for llama.cpp: answers from a list of (text, finish_reason). The name a reply calls is
+    "chosen" from the text; the rest of the text goes to the consumer a few characters at a time, as
+    tokens come. Records each request."""
 
     def __init__(self, *replies: tuple[str, str]) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
+        self.choices: list[list[str]] = []
 
-    def create_chat_completion(self, **request: Any) -> dict[str, Any]:
-        self.requests.append(request)
+    def choose(self, loaded: Loaded, variants: list[Any], names: list[str], params: dict[str, Any]) -> Choice:
+        self.choices.append(list(names))
+        called = re.match(r'\{"name": "([^"]+)"', self.replies[0][0])
+        name = called.group(1) if called and called.group(1) in names else names[0]
+        return Choice(name, {name: 1.0}, len(variants), 5, 0.5)
+
+    def generate(
+        self,
+        loaded: Loaded,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        *,
+        grammar: Any = None,
+        consume: Callable[[str], None] | None = None,
+        forced: Callable[[], str | None] | None = None,
+        prefill: str = "",
+    ) -> Generation:
+        self.requests.append({"messages": messages, "params": params, "prefill": prefill, "grammar": grammar})
         text, finish_reason = self.replies.pop(0)
-        return {
-            "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 7},
-        }
+        assert text.startswith(prefill), (text, prefill)
+        pieces = [prefill] if prefill else []
+        pieces += [text[start : start + 4] for start in range(len(prefill), len(text), 4)]
+        for piece in pieces:
+            if consume is not None:
+                consume(piece)
+            whole = forced() if forced is not None else None
+            if whole is not None:
+                text, finish_reason = whole, "stop"
+                break
+        return Generation(text, finish_reason, 40, 7, 12, 0.25)
 
 
 def stand_in(
     monkeypatch: pytest.MonkeyPatch, *replies: tuple[str, str], **options: Any
-) -> tuple[LocalModel, StandInLlama]:
-    llama = StandInLlama(*replies)
+) -> tuple[LocalModel, StandIn]:
+    llama = StandIn(*replies)
     model = LocalModel("/models/stand-in.gguf", **options)
-    model._loaded = local_module._Loaded(llama)
-    monkeypatch.setattr(LocalModel, "_check_grammar", lambda self, engine, schema: None)
-    monkeypatch.setattr(
-        local_module, "_parameters", frozenset({"temperature", "max_tokens", "response_format", "seed"})
-    )
+    model._loaded = Loaded(llama=None)
+    monkeypatch.setattr(local_module, "generate", llama.generate)
+    monkeypatch.setattr(local_module, "choose", llama.choose)
+    monkeypatch.setattr(LocalModel, "_grammar", lambda self, engine, schema, closing=False: (schema, closing))
     return model, llama
+
+
+def names_in(schema: dict[str, Any]) -> list[str]:
+    return [option["properties"]["name"]["const"] for option in schema["anyOf"]]
 
 
 def test_tools_become_a_json_schema_and_the_prompt_names_them(monkeypatch: pytest.MonkeyPatch):
     model, llama = stand_in(monkeypatch, ('{"name": "transfer_to_billing", "arguments": {}}', "stop"))
 
-    response = model.create(ROUTE, TOOLS, temperature=0, tool_choice="required")
+    response = model.create(ROUTE, TOOLS, temperature=0)
 
+    assert llama.choices == [[*sorted(NAMES), "reply_to_user"]]
     request = llama.requests[0]
-    schema = request["response_format"]["schema"]
-    assert request["response_format"]["type"] == "json_object"
-    assert [option["properties"]["name"]["const"] for option in schema["anyOf"]] == sorted(NAMES)
-    assert "transfer_to_technical_support" in request["messages"][0]["content"]
-    assert (request["temperature"], request["max_tokens"]) == (0, local_module.DEFAULT_MAX_TOKENS)
+    assert request["prefill"] == '{"name": "transfer_to_billing", "arguments": '
+    assert request["grammar"] == ({"type": "object", "properties": {}, "additionalProperties": False}, True)
+    system = request["messages"][0]["content"]
+    assert system.startswith("You route customers to the right team.\n\nYou can call these tools:")
+    assert "- transfer_to_technical_support(): Technical problems: errors, crashes, logins." in system
+    assert "- reply_to_user(text: string)" in system
+    assert request["params"] == {"temperature": 0, "max_tokens": local_module.DEFAULT_MAX_TOKENS}
     assert response.message["tool_calls"][0]["function"] == {"name": "transfer_to_billing", "arguments": "{}"}
     assert (response.usage.prompt_tokens, response.usage.completion_tokens, response.cost) == (40, 7, 0.0)
     assert response.model == "stand-in.gguf"
+    assert model.last_stats == LocalStats(40, 12 + 5, 7, 0.25 + 0.5, orders=2)
+
+
+def test_the_model_chooses_among_the_tools_listed_in_several_orders(monkeypatch: pytest.MonkeyPatch):
+    variants: list[list[str]] = []
+
+    def choose(loaded: Any, given: list[Any], names: list[str], params: Any) -> Choice:
+        variants.extend(
+            next(message["content"] for message in variant if message["role"] == "system")
+            for variant in given
+        )
+        return Choice("transfer_to_account", {}, len(given), 0, 0.0)
+
+    tools = [*TOOLS, Tool(transfer_to_account).schema]
+    model, llama = stand_in(monkeypatch, ('{"name": "transfer_to_account", "arguments": {}}', "stop"))
+    monkeypatch.setattr(local_module, "choose", choose)
+
+    model.create(ROUTE, tools)
+
+    listed = [
+        [line.split("(")[0][2:] for line in variant.splitlines() if line.startswith("- ")]
+        for variant in variants
+    ]
+    assert listed == [
+        ["transfer_to_billing", "transfer_to_technical_support", "transfer_to_account", "reply_to_user"],
+        ["transfer_to_technical_support", "transfer_to_account", "transfer_to_billing", "reply_to_user"],
+        ["transfer_to_account", "transfer_to_billing", "transfer_to_technical_support", "reply_to_user"],
+    ]
+    assert llama.requests[0]["messages"][0]["content"] == variants[0]
+
+
+def test_a_single_name_is_not_chosen_but_written_at_once(monkeypatch: pytest.MonkeyPatch):
+    model, llama = stand_in(
+        monkeypatch,
+        ('{"name": "transfer_to_technical_support", "arguments": {}}', "stop"),
+        ('{"name": "reply_to_user", "arguments": {"text": "Hello."}}', "stop"),
+    )
+    named = {"type": "function", "function": {"name": "transfer_to_technical_support"}}
+
+    routed = model.create(ROUTE, TOOLS, tool_choice=named)
+    said = model.create(ROUTE, TOOLS, tool_choice="none")
+
+    assert llama.choices == []
+    assert routed.message["tool_calls"][0]["function"]["name"] == "transfer_to_technical_support"
+    assert said.message == {"role": "assistant", "content": "Hello."}
+    assert [request["prefill"] for request in llama.requests] == [
+        '{"name": "transfer_to_technical_support", "arguments": ',
+        '{"name": "reply_to_user", "arguments": ',
+    ]
+
+
+def test_the_plain_reply_choice_comes_back_as_an_ordinary_reply(monkeypatch: pytest.MonkeyPatch):
+    model, _ = stand_in(
+        monkeypatch, ('{"name": "reply_to_user", "arguments": {"text": "Which charge do you mean?"}}', "stop")
+    )
+
+    response = model.create(ROUTE, TOOLS)
+
+    assert response.message == {"role": "assistant", "content": "Which charge do you mean?"}
 
 
 def test_history_is_sent_as_plain_messages_and_unknown_parameters_are_dropped(
@@ -188,46 +309,109 @@ def test_history_is_sent_as_plain_messages_and_unknown_parameters_are_dropped(
     ]
 
     with pytest.warns(UserWarning, match="frequency_boost"):
-        response = model.create(history, None, frequency_boost=2, stream=True)
+        response = model.create(history, None, frequency_boost=2, stream=True, tool_choice="auto")
 
     request = llama.requests[0]
     assert request["messages"][2:] == [
         {"role": "assistant", "content": '{"name": "transfer_to_billing", "arguments": {}}'},
         {"role": "user", "content": "Result of transfer_to_billing: Transferred."},
     ]
-    assert "frequency_boost" not in request and "stream" not in request and "response_format" not in request
-    assert request["max_tokens"] == 64
+    assert request["params"] == {"max_tokens": 64}
+    assert (request["grammar"], request["prefill"]) == (None, ""), "without tools: plain text generation"
     assert response.message == {"role": "assistant", "content": "Sure."}
 
 
-def test_tool_choice_none_still_answers_in_json_and_a_cut_off_answer_is_kept(monkeypatch: pytest.MonkeyPatch):
-    model, llama = stand_in(
-        monkeypatch, ('{"content": "Your refund is on its way, it reaches the ca', "length")
+def test_a_plain_reply_cut_off_is_kept_as_far_as_it_got(monkeypatch: pytest.MonkeyPatch):
+    model, _ = stand_in(
+        monkeypatch,
+        (
+            '{"name": "reply_to_user", "arguments": {"text": "Your refund is on its way, it reaches the ca',
+            "length",
+        ),
     )
 
-    response = model.create(ROUTE, TOOLS, tool_choice="none")
+    response = model.create(ROUTE, TOOLS)
 
-    assert llama.requests[0]["response_format"]["schema"]["anyOf"][0]["required"] == ["content"]
     assert response.message == {
         "role": "assistant",
         "content": "Your refund is on its way, it reaches the ca",
     }
 
 
-def test_a_tool_call_cut_off_or_a_reply_that_is_not_the_schema_is_an_error(monkeypatch: pytest.MonkeyPatch):
+def test_a_tool_call_cut_off_or_an_empty_plain_text_reply_is_an_error(monkeypatch: pytest.MonkeyPatch):
     model, _ = stand_in(
         monkeypatch,
-        ('{"name": "transfer_to_billing", "arguments": {"reason": "dou', "length"),
-        ("I think billing.", "stop"),
+        ('{"name": "set_priority", "arguments": {"level": "hi', "length"),
         ("", "stop"),
     )
+    tools = [*TOOLS, Tool(set_priority).schema]
 
     with pytest.raises(ModelError, match="cut off at max_tokens=512"):
-        model.create(ROUTE, TOOLS)
-    with pytest.raises(ModelError, match="not valid JSON"):
-        model.create(ROUTE, TOOLS)
+        model.create(ROUTE, tools)
     with pytest.raises(ModelError, match="empty reply"):
         model.create(ROUTE)
+
+
+def test_once_a_tool_without_arguments_is_named_the_rest_is_not_generated(monkeypatch: pytest.MonkeyPatch):
+    model, _ = stand_in(
+        monkeypatch, ('{"name": "transfer_to_billing", "arguments": {"never": "generated"}}', "stop")
+    )
+
+    response = model.create(ROUTE, TOOLS)
+
+    assert response.message["tool_calls"][0]["function"] == {"name": "transfer_to_billing", "arguments": "{}"}
+
+
+@pytest.mark.parametrize(
+    ("tools", "text", "shown"),
+    [
+        (None, "Hello there, friend.", [("Hello there, friend.", None)]),
+        (TOOLS, '{"name": "reply_to_user", "arguments": {"text": "Hi \\"you\\""}}', [('Hi "you"', None)]),
+        (
+            [Tool(set_priority).schema],
+            '{"name": "set_priority", "arguments": {"level": "high"}}',
+            [('{"level": "high"}', "set_priority")],
+        ),
+    ],
+)
+def test_streaming_sends_the_text_to_the_sink_and_returns_the_same_response(
+    monkeypatch: pytest.MonkeyPatch, tools: Any, text: str, shown: list[tuple[str, str | None]]
+):
+    model, _ = stand_in(monkeypatch, (text, "stop"), (text, "stop"))
+    pieces: list[StreamedText] = []
+
+    plain = model.create(ROUTE, tools)
+    token = token_sink.set(pieces.append)
+    try:
+        streamed = model.create(ROUTE, tools, stream=True)
+    finally:
+        token_sink.reset(token)
+
+    assert len(pieces) > 1, "the text arrives in pieces"
+    joined: dict[str | None, str] = {}
+    for piece in pieces:
+        joined[piece.tool_call] = joined.get(piece.tool_call, "") + piece.text
+    assert [(text, tool) for tool, text in joined.items()] == shown
+    assert without_ids(streamed.message) == without_ids(plain.message)
+    assert (streamed.usage, streamed.model, streamed.cost) == (plain.usage, plain.model, plain.cost)
+
+
+def test_without_stream_the_sink_gets_nothing(monkeypatch: pytest.MonkeyPatch):
+    model, _ = stand_in(monkeypatch, ("Hello there.", "stop"))
+    pieces: list[StreamedText] = []
+
+    token = token_sink.set(pieces.append)
+    try:
+        model.create(ROUTE)
+    finally:
+        token_sink.reset(token)
+
+    assert pieces == []
+
+
+def without_ids(message: dict[str, Any]) -> dict[str, Any]:
+    calls = [{**call, "id": None} for call in message.get("tool_calls") or ()]
+    return {**message, **({"tool_calls": calls} if calls else {})}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -358,3 +542,134 @@ def test_smollm2_keeps_stderr_clean(smollm2: Path):
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "done"
     assert completed.stderr == ""
+
+
+def test_smollm2_an_agent_without_tools_writes_plain_text_and_one_with_tools_a_call_or_a_reply(
+    smollm2: Path, monkeypatch: pytest.MonkeyPatch
+):
+    config = {
+        "config_list": [{"api_type": "local", "model_path": str(smollm2), "n_ctx": 2048}],
+        "temperature": 0,
+        "max_tokens": 40,
+    }
+    triage = SwarmAgent("triage", system_message="Transfer every request to a specialist.", llm_config=config)
+    billing = SwarmAgent("billing", system_message="You answer billing questions.", llm_config=config)
+    technical = SwarmAgent("technical_support", system_message="You fix problems.", llm_config=config)
+    triage.register_hand_off(
+        [ON_CONDITION(billing, "Charges, invoices, refunds."), ON_CONDITION(technical, "Errors, crashes.")]
+    )
+    for specialist in (billing, technical):
+        specialist.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+    constrained: list[bool] = []
+    real_generate = local_module.generate
+
+    def generate(*args: Any, **kwargs: Any) -> Generation:
+        constrained.append(kwargs.get("grammar") is not None)
+        return real_generate(*args, **kwargs)
+
+    monkeypatch.setattr(local_module, "generate", generate)
+
+    result, _, last = initiate_swarm_chat(
+        initial_agent=triage,
+        messages="I was charged twice for my subscription.",
+        agents=[triage, billing, technical],
+    )
+
+    said = [message for message in result.chat_history[1:] if message.get("role") != "tool"]
+    first, *rest = said
+    names = {"transfer_to_billing", "transfer_to_technical_support"}
+    if first.get("tool_calls"):
+        assert first["tool_calls"][0]["function"]["name"] in names
+        assert last.name in ("billing", "technical_support")
+        (answer,) = rest
+        assert isinstance(answer["content"], str) and answer["content"].strip()
+        assert constrained == [True, False], "the specialist has no tools: plain text generation"
+    else:
+        assert isinstance(first["content"], str) and not first["content"].lstrip().startswith("{")
+    for message in said:
+        assert message.get("tool_calls") or not json_tools.text_tool_calls(message["content"], TOOLS)
+
+
+@pytest.mark.parametrize("kind", ["plain", "reply", "call"])
+def test_smollm2_streams_its_text_and_returns_what_it_returns_without_streaming(smollm2: Path, kind: str):
+    model = LocalModel(smollm2, n_ctx=2048, params={"temperature": 0, "max_tokens": 24})
+    tools = {"plain": None, "reply": TOOLS, "call": [Tool(set_priority).schema]}[kind]
+    tool_choice = {"plain": None, "reply": "none", "call": "required"}[kind]
+    pieces: list[StreamedText] = []
+
+    plain = model.create(ROUTE, tools, tool_choice=tool_choice)
+    token = token_sink.set(pieces.append)
+    try:
+        streamed = model.create(ROUTE, tools, tool_choice=tool_choice, stream=True)
+    finally:
+        token_sink.reset(token)
+
+    assert without_ids(streamed.message) == without_ids(plain.message)
+    assert (streamed.usage, streamed.model) == (plain.usage, plain.model)
+    assert len(pieces) > 1
+    joined = "".join(piece.text for piece in pieces)
+    if kind == "call":
+        assert {piece.tool_call for piece in pieces} == {"set_priority"}
+        assert json.loads(joined) == json.loads(streamed.message["tool_calls"][0]["function"]["arguments"])
+    else:
+        assert {piece.tool_call for piece in pieces} == {None}
+        assert joined == streamed.message["content"]
+
+
+def test_smollm2_an_agents_next_turn_evaluates_only_what_is_new_even_after_another_agent(smollm2: Path):
+    first_agent = [
+        {"role": "system", "content": "You are a librarian. " * 30},
+        {"role": "user", "content": "Hi!"},
+    ]
+    other_agent = [{"role": "system", "content": "You are a chef. " * 30}, {"role": "user", "content": "Hi!"}]
+    model = LocalModel(smollm2, n_ctx=2048, params={"temperature": 0, "max_tokens": 12})
+
+    answer = model.create(first_agent).message["content"]
+    first = model.last_stats
+    model.create(other_agent)
+    later_turn = [
+        *first_agent,
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "A novel?"},
+    ]
+    reused = model.create(later_turn)
+    second = model.last_stats
+    assert first is not None and second is not None
+    engine = model._loaded
+    assert engine is not None
+    engine.prefixes = PrefixStates(0)
+    engine.llama.reset()
+    fresh = model.create(later_turn)
+    from_scratch = model.last_stats
+    assert from_scratch is not None
+
+    assert first.evaluated_prompt_tokens > first.prompt_tokens - 10, "a new system prompt is evaluated"
+    assert second.evaluated_prompt_tokens <= second.prompt_tokens - first.prompt_tokens
+    assert from_scratch.evaluated_prompt_tokens == from_scratch.prompt_tokens
+    assert reused.message == fresh.message, "a restored KV state answers as a fresh evaluation does"
+
+
+def test_smollm2_chooses_the_name_with_the_highest_probability_summed_over_orders(smollm2: Path):
+    model = LocalModel(smollm2, n_ctx=2048).load()
+    engine = model._loaded
+    assert engine is not None
+    tools = [*TOOLS, Tool(transfer_to_account).schema]
+    names = [tool["function"]["name"] for tool in tools]
+    variants = [
+        [{"role": "system", "content": json_tools.tools_prompt(order, "required")}, ROUTE[1]]
+        for order in (tools, tools[1:] + tools[:1], tools[2:] + tools[:2])
+    ]
+
+    with engine.lock:
+        alone = [choose(engine, [variant], names, {}) for variant in variants]
+        together = choose(engine, variants, names, {})
+
+    assert [choice.orders for choice in (*alone, together)] == [1, 1, 1, 3]
+    for choice in (*alone, together):
+        assert set(choice.probabilities) == set(names)
+        assert sum(choice.probabilities.values()) == pytest.approx(1.0)
+        assert choice.name == max(names, key=lambda name: choice.probabilities[name])
+    for name in names:
+        geometric_mean = math.prod(choice.probabilities[name] for choice in alone) ** (1 / 3)
+        others = sum(math.prod(c.probabilities[n] for c in alone) ** (1 / 3) for n in names)
+        assert together.probabilities[name] == pytest.approx(geometric_mean / others, rel=1e-3)

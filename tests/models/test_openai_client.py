@@ -233,7 +233,7 @@ def test_json_mode_sends_one_response_format_schema_and_the_tools_in_the_prompt(
     assert [option["properties"].get("name", {}).get("const") for option in schema["anyOf"]] == [
         "lookup_order",
         "transfer_to_billing",
-        None,
+        "reply_to_user",
     ]
     system = body["messages"][0]["content"]
     assert system.startswith("You are a support agent.\n\nYou can call these tools:")
@@ -246,7 +246,7 @@ def test_json_mode_sends_one_response_format_schema_and_the_tools_in_the_prompt(
 
 
 def test_json_mode_plain_reply(server):
-    server.script(json_completion({"content": "Hello! How can I help?"}))
+    server.script(json_completion({"name": "reply_to_user", "arguments": {"text": "Hello! How can I help?"}}))
 
     response = client(server, tool_call_mode="json_schema").create([SYSTEM, HELLO], TOOLS)
 
@@ -263,7 +263,7 @@ def test_json_mode_required_tool_choice_leaves_out_the_plain_reply(server):
 
 
 def test_json_mode_rewrites_earlier_tool_calls_as_plain_messages(server):
-    server.script(json_completion({"content": "It shipped."}))
+    server.script(json_completion({"name": "reply_to_user", "arguments": {"text": "It shipped."}}))
     history = [
         SYSTEM,
         HELLO,

@@ -42,6 +42,7 @@ CLIENT_KEYS = frozenset(
         "price",
         "tags",
         "tool_call_mode",
+        "response_format_type",
         "model_path",
         "sha256",
         "n_ctx",
@@ -135,7 +136,7 @@ def split_llm_config(llm_config: dict[str, Any]) -> tuple[list[dict[str, Any]], 
         entries = llm_config["config_list"]
         if not isinstance(entries, list) or not entries:
             raise ValueError("llm_config['config_list'] must be a non-empty list of model configs")
-    elif "model" in llm_config:
+    elif "model" in llm_config or llm_config.get("api_type") == "local":
         entries = [{key: settings.pop(key) for key in list(settings) if key in CLIENT_KEYS}]
     else:
         raise ValueError(
@@ -144,10 +145,20 @@ def split_llm_config(llm_config: dict[str, Any]) -> tuple[list[dict[str, Any]], 
     defaults = {key: value for key, value in settings.items() if key in CLIENT_KEYS}
     configs = []
     for index, entry in enumerate(entries):
+        local = isinstance(entry, dict) and {**defaults, **entry}.get("api_type") == "local"
+        if local and not entry.get("model"):
+            entry = {**entry, "model": _local_default_model()}
         if not isinstance(entry, dict) or not entry.get("model"):
             raise ValueError(f"llm_config['config_list'][{index}] must be a dict with a 'model'")
         configs.append(_checked({**defaults, **entry}, index))
     return configs, settings
+
+
+def _local_default_model() -> str:
+    """The ``model`` of a local config that names none: the embedded model's default weights."""
+    from parley.models.weights import DEFAULT_WEIGHTS
+
+    return DEFAULT_WEIGHTS.name
 
 
 def _checked(config: dict[str, Any], index: int) -> dict[str, Any]:

@@ -3,28 +3,29 @@
 Tool calls go through the JSON-schema tool-call mode (:mod:`parley.models.json_tools`): small local
 models do not emit native tool calls reliably, so the reply is constrained to a schema of the offered
 tools, and their names and descriptions are rendered into the system prompt. Without a ``model_path``
-the model is the default weights (:mod:`parley.models.weights`).
+(or without a ``model``) the model is the default weights (:mod:`parley.models.weights`).
 
 As an ``llm_config``::
 
-    {"config_list": [{"api_type": "local", "model": "qwen2.5-coder-1.5b-instruct"}]}
+    {"config_list": [{"api_type": "local"}]}
     {"config_list": [{"api_type": "local", "model": "my-model", "model_path": "/models/my-model.gguf"}]}
 
-While tools are offered every reply is JSON, ``tool_choice`` deciding what it may be: a tool call or a
-plain reply (``"auto"``), a tool call (``"required"`` or a named tool), or a plain reply (``"none"``: a model
-that has been answering in JSON tends to go on writing tool calls when left unconstrained). A request
-without tools is answered in plain text. A plain reply cut off at ``max_tokens`` is returned as far as
-it got, as a plain-text reply would be; a tool call cut off is a :class:`ModelError`.
+While tools are offered every reply is JSON that names a tool or ``reply_to_user``, whose text comes back
+as a plain reply; ``tool_choice`` narrows the names: ``"auto"`` (all), ``"required"`` or a named tool (no
+plain reply), ``"none"`` (only the plain reply). A request without tools is answered in plain text. A
+plain reply cut off at ``max_tokens`` is returned as far as it got, as a plain-text reply would be; a
+tool call cut off is a :class:`ModelError`. With ``stream=True`` the text goes to
+:data:`parley.models.streaming.token_sink` as it is generated.
 
 Every ``LocalModel`` of a file, with the same load settings, shares one loaded model, so a swarm's agents
-load it once. llama.cpp is not thread-safe: calls to one loaded model take turns.
+load it once, and share its KV cache (:mod:`parley.models.local_runner`). llama.cpp is not thread-safe:
+calls to one loaded model take turns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import io
 import json
 import logging
@@ -33,13 +34,15 @@ import re
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from parley.messages import Message, content_str
 from parley.models import json_tools
 from parley.models.base import ModelError, ModelResponse, Usage
+from parley.models.local_runner import GENERATION_PARAMETERS, Choice, Generation, Loaded, choose, generate
+from parley.models.streaming import StreamedText, token_sink
 from parley.models.weights import DEFAULT_WEIGHTS, Progress, verify, weights_path
 
 DEFAULT_MODEL = DEFAULT_WEIGHTS.name
@@ -59,16 +62,31 @@ _ROLES = frozenset({"system", "user", "assistant"})
 _warned: set[str] = set()
 
 
-@dataclass
-class _Loaded:
-    """One loaded model, shared by every ``LocalModel`` of the same file and settings."""
+@dataclass(frozen=True)
+class LocalStats:
+    """What a call of the embedded model cost: tokens, how many of the prompt's were evaluated (the
+    others were found in the KV cache), and time."""
 
-    llama: Any
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    grammars_checked: set[str] = field(default_factory=set)
+    prompt_tokens: int
+    evaluated_prompt_tokens: int
+    """Counts every order of the tool list the model was asked with."""
+    completion_tokens: int
+    seconds: float
+    orders: int = 0
+    """How many orders of the tool list the model was asked with to choose a name (0: no choice)."""
+
+    @classmethod
+    def of(cls, generation: Generation, choice: Choice | None = None) -> LocalStats:
+        return cls(
+            generation.prompt_tokens,
+            generation.evaluated_prompt_tokens + (choice.evaluated_prompt_tokens if choice else 0),
+            generation.completion_tokens,
+            generation.seconds + (choice.seconds if choice else 0.0),
+            choice.orders if choice else 0,
+        )
 
 
-_loaded: dict[tuple[Any, ...], _Loaded] = {}
+_loaded: dict[tuple[Any, ...], Loaded] = {}
 _loading = threading.Lock()
 
 
@@ -110,25 +128,28 @@ class LocalModel:
         self.params = dict(params or {})
         self.progress = progress
         self._name = name
-        self._loaded: _Loaded | None = None
+        self._loaded: Loaded | None = None
+        self.last_stats: LocalStats | None = None
+        """Tokens and time of this model's latest call."""
 
     @classmethod
     def from_config(cls, config: dict[str, Any], settings: dict[str, Any] | None = None) -> LocalModel:
         """The model for one entry of an AG2 ``config_list`` (``api_type`` ``"local"``).
 
         ``model_path`` names the GGUF file; without it, ``model`` is either a path to a ``.gguf`` file
-        or :data:`DEFAULT_MODEL`. ``n_ctx``, ``n_threads``, ``chat_format`` and ``sha256`` are load
-        settings; the other keys that are not client settings are request parameters.
+        or :data:`DEFAULT_MODEL` (also the default when there is no ``model``). ``n_ctx``,
+        ``n_threads``, ``chat_format`` and ``sha256`` are load settings; the other keys that are not
+        client settings are request parameters.
         """
         from parley.models.config import request_params_of
 
+        model = str(config.get("model") or DEFAULT_MODEL)
         mode = config.get("tool_call_mode") or "json_schema"
         if mode != "json_schema":
             raise ValueError(
-                f"the local model {config['model']!r} takes tools only in the 'json_schema' tool_call_mode, "
+                f"the local model {model!r} takes tools only in the 'json_schema' tool_call_mode, "
                 f"not {mode!r}"
             )
-        model = str(config["model"])
         path = config.get("model_path")
         if path is None and model != DEFAULT_MODEL:
             if not (model.endswith(".gguf") or os.sep in model):
@@ -183,14 +204,44 @@ class LocalModel:
     def create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
     ) -> ModelResponse:
-        """Generate one reply (a tool call, when ``tools`` are offered and the model chooses one)."""
+        """Generate one reply (a tool call, when ``tools`` are offered and the model chooses one).
+
+        With ``stream=True`` the reply's text (or a tool call's arguments) goes to the
+        :data:`~parley.models.streaming.token_sink` as it is generated; the response is the same.
+        """
         engine = self._engine()
-        request, offered = self._request(messages, tools, params)
-        if offered:
-            self._check_grammar(engine, request["response_format"]["schema"])
+        sent, request, offered, tool_choice, stream = self._request(messages, tools, params)
+        sink = token_sink.get() if stream else None
+        if not offered:
+            with engine.lock:
+                generation = generate(engine, sent, request, consume=_consumer(None, sink))
+            self.last_stats = LocalStats.of(generation)
+            return self._response(generation, offered, None, request.get("max_tokens"))
+        named = json_tools.choices(offered, tool_choice)
+        self._grammar(
+            engine, json_tools.tool_call_schema(offered, tool_choice)
+        )  # refuses what it cannot express
+        reader = json_tools.ToolJsonReader(offered)
         with engine.lock:
-            completion = engine.llama.create_chat_completion(**request)
-        return self._response(completion, offered, request.get("max_tokens"))
+            choice = None
+            if len(named) > 1:
+                variants = [
+                    [_wire(message) for message in json_tools.with_tools_prompt(messages, order, tool_choice)]
+                    for order in _orders(offered)
+                ]
+                choice = choose(engine, variants, list(named), request)
+            name = choice.name if choice is not None else next(iter(named))
+            generation = generate(
+                engine,
+                sent,
+                request,
+                grammar=self._rest_grammar(engine, named[name]),
+                consume=_consumer(reader, sink),
+                forced=reader.forced_call,
+                prefill=json_tools.call_head(name),
+            )
+        self.last_stats = LocalStats.of(generation, choice)
+        return self._response(generation, offered, reader, request.get("max_tokens"))
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
@@ -200,7 +251,7 @@ class LocalModel:
 
     # ------------------------------------------------------------------------------------------------
 
-    def _engine(self) -> _Loaded:
+    def _engine(self) -> Loaded:
         if self._loaded is not None:
             return self._loaded
         llama_cpp = _import_llama_cpp()
@@ -216,7 +267,7 @@ class LocalModel:
         with _loading:
             loaded = _loaded.get(key)
             if loaded is None:
-                loaded = _loaded[key] = _Loaded(
+                loaded = _loaded[key] = Loaded(
                     _load_quietly(llama_cpp, path, self.n_ctx, self.n_threads, self.chat_format)
                 )
         self._loaded = loaded
@@ -224,86 +275,105 @@ class LocalModel:
 
     def _request(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    ) -> tuple[list[dict[str, str]], dict[str, Any], list[dict[str, Any]], Any, bool]:
         merged = {"max_tokens": DEFAULT_MAX_TOKENS, **params, **self.params}
         tool_choice = merged.pop("tool_choice", None)
+        stream = bool(merged.get("stream"))
         offered = list(tools or ())
         if offered:
-            schema = json_tools.tool_call_schema(offered, tool_choice)
-            merged["response_format"] = {"type": "json_object", "schema": schema}
             sent = json_tools.with_tools_prompt(messages, offered, tool_choice)
+            merged.pop("response_format", None)
         else:
             sent = json_tools.without_native_tool_calls(messages)
-        request = {"messages": [_wire(message) for message in sent]}
+        request: dict[str, Any] = {}
         for key, value in merged.items():
             if key in _RESERVED:
                 continue
-            if key not in _request_parameters():
+            if key not in GENERATION_PARAMETERS:
                 _warn_once(key)
                 continue
             request[key] = value
-        return request, offered
+        return [_wire(message) for message in sent], request, offered, tool_choice, stream
 
-    def _check_grammar(self, engine: _Loaded, schema: dict[str, Any]) -> None:
-        text = json.dumps(schema, sort_keys=True)
-        if text in engine.grammars_checked:
-            return
+    def _grammar(self, engine: Loaded, schema: dict[str, Any], *, closing: bool = False) -> Any:
+        """The grammar that constrains replies to ``schema`` (followed by the ``}`` that closes the call
+        when ``closing``), built once per loaded model."""
+        text = json.dumps([schema, closing], sort_keys=True)
+        grammar = engine.grammars.get(text)
+        if grammar is not None:
+            return grammar
         from llama_cpp import llama_grammar
 
         try:
-            llama_grammar.json_schema_to_gbnf(json.dumps(schema))
+            rules = llama_grammar.json_schema_to_gbnf(json.dumps(schema))
         except Exception as error:
             raise ModelError(
                 f"llama.cpp cannot constrain replies to these tools' JSON schema ({type(error).__name__}: "
                 f"{error}); simplify the tool parameters (keywords such as 'not' and 'if' are unsupported)"
             ) from error
-        engine.grammars_checked.add(text)
+        if closing:
+            rules = _ROOT_RULE.sub("parley-arguments ::=", rules) + '\nroot ::= parley-arguments "}"\n'
+        grammar = engine.grammars[text] = llama_grammar.LlamaGrammar.from_string(rules, verbose=False)
+        return grammar
+
+    def _rest_grammar(self, engine: Loaded, arguments: dict[str, Any]) -> Any:
+        """The grammar of what follows :func:`~parley.models.json_tools.call_head`: the arguments, then
+        the ``}`` that closes the call."""
+        return self._grammar(engine, arguments, closing=True)
 
     def _response(
-        self, completion: dict[str, Any], offered: list[dict[str, Any]], max_tokens: int | None
+        self,
+        generation: Generation,
+        offered: list[dict[str, Any]],
+        reader: json_tools.ToolJsonReader | None,
+        max_tokens: int | None,
     ) -> ModelResponse:
-        choice = (completion.get("choices") or [{}])[0]
-        text = (choice.get("message") or {}).get("content")
-        finish_reason = choice.get("finish_reason")
-        raw_usage = completion.get("usage") or {}
-        usage = Usage(raw_usage.get("prompt_tokens") or 0, raw_usage.get("completion_tokens") or 0)
-        if offered:
+        text = generation.text
+        usage = Usage(generation.prompt_tokens, generation.completion_tokens)
+        if reader is not None:
             try:
                 reply = json_tools.parse_tool_json(text, offered)
             except ModelError as error:
-                if finish_reason != "length":
+                if generation.finish_reason != "length":
                     raise
-                cut = _cut_plain_reply(text or "")
+                cut = reader.reply_so_far()
                 if cut is None:
                     raise ModelError(
                         f"{self.model!r} was cut off at max_tokens={max_tokens} before its JSON reply ended: "
-                        f"{(text or '')[:300]!r}; raise max_tokens"
+                        f"{text[:300]!r}; raise max_tokens"
                     ) from error
                 reply = {"role": "assistant", "content": cut}
         else:
             if not text:
-                raise ModelError(f"{self.model!r} returned an empty reply (finish_reason={finish_reason!r})")
+                raise ModelError(
+                    f"{self.model!r} returned an empty reply (finish_reason={generation.finish_reason!r})"
+                )
             reply = {"role": "assistant", "content": text}
         return ModelResponse(reply, usage, cost=0.0, model=self.model)
 
 
-_PLAIN_REPLY_START = re.compile(r'\s*\{\s*"' + json_tools.REPLY_KEY + r'"\s*:\s*"')
+_ROOT_RULE = re.compile(r"^root ::=", re.MULTILINE)
 
 
-def _cut_plain_reply(text: str) -> str | None:
-    """The text of a JSON plain reply cut off at ``max_tokens``, as far as it got; ``None`` for anything
-    else (a tool call cut off has no usable arguments)."""
-    start = _PLAIN_REPLY_START.match(text)
-    if start is None:
-        return None
-    partial = text[start.end() :]
-    for end in range(len(partial), max(len(partial) - 6, -1), -1):
-        try:
-            decoded = json.loads(f'"{partial[:end]}"')
-        except ValueError:
-            continue
-        return str(decoded)
-    return None
+def _orders(tools: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The tool list, and up to two rotations of it, so that each tool is asked about in other places."""
+    count = len(tools)
+    shifts = sorted({index * count // min(count, 3) for index in range(min(count, 3))})
+    return [tools[shift:] + tools[:shift] for shift in shifts]
+
+
+def _consumer(reader: json_tools.ToolJsonReader | None, sink: Any) -> Any:
+    """What takes the generated text: the JSON reader of a tool-call reply (which passes what there is
+    to show to the sink), or the sink itself."""
+    if reader is None:
+        return None if sink is None else (lambda piece: sink(StreamedText(piece)))
+
+    def consume(piece: str) -> None:
+        for shown in reader.feed(piece):
+            if sink is not None:
+                sink(shown)
+
+    return consume
 
 
 def _import_llama_cpp() -> Any:
@@ -347,18 +417,6 @@ def _load_quietly(llama_cpp: Any, path: Path, n_ctx: int, n_threads: int, chat_f
 def _wire(message: Message) -> dict[str, str]:
     role = message.get("role")
     return {"role": role if role in _ROLES else "user", "content": content_str(message.get("content"))}
-
-
-_parameters: frozenset[str] | None = None
-
-
-def _request_parameters() -> frozenset[str]:
-    global _parameters
-    if _parameters is None:
-        from llama_cpp import Llama
-
-        _parameters = frozenset(inspect.signature(Llama.create_chat_completion).parameters) - {"self"}
-    return _parameters
 
 
 def _warn_once(key: str) -> None:

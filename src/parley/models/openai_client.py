@@ -42,6 +42,8 @@ class OpenAIClient:
         max_retries: how often a failed request is retried (the SDK's default: 2).
         price: ``(prompt, completion)`` dollars per 1,000 tokens, instead of the built-in table.
         tool_call_mode: ``"native"`` tool calling, or ``"json_schema"`` (see :mod:`parley.models.json_tools`).
+        response_format_type: how the server takes the JSON schema of the ``"json_schema"`` mode:
+            ``"json_schema"`` or ``"json_object"``; by default found by trying, once per endpoint.
         params: request parameters sent with every request (``temperature``...).
         client_options: more keyword arguments for the SDK client (``default_headers``...).
     """
@@ -58,6 +60,7 @@ class OpenAIClient:
         max_retries: int | None = None,
         price: Price | None = None,
         tool_call_mode: str = "native",
+        response_format_type: str | None = None,
         params: dict[str, Any] | None = None,
         client_options: dict[str, Any] | None = None,
     ) -> None:
@@ -69,6 +72,9 @@ class OpenAIClient:
         self.api_version = api_version
         self.price = price
         self.tool_call_mode = tool_call_mode
+        if response_format_type is not None:
+            json_tools.dialect_for("", response_format_type)  # refuses an unknown one
+        self.response_format_type = response_format_type
         self.params = dict(params or {})
         self._api_key = api_key
         self._options = {**(client_options or {})}
@@ -100,6 +106,7 @@ class OpenAIClient:
             max_retries=config.get("max_retries"),
             price=parse_price(config.get("price")),
             tool_call_mode=config.get("tool_call_mode") or "native",
+            response_format_type=config.get("response_format_type"),
             params=request_params_of(config),
             client_options=options,
         )
@@ -125,8 +132,13 @@ class OpenAIClient:
         if self._sync is None:
             self._sync = self._sdk_client(asynchronous=False)
         completions = self._sync.chat.completions
-        completion = completions.create(**split_known(completions.create, request))
-        return self._response(completion, tools if json_tools_used else None)
+        completion = json_tools.send_with_dialect(
+            self.endpoint,
+            self.response_format_type,
+            request,
+            lambda sent: completions.create(**split_known(completions.create, sent)),
+        )
+        return self._response(completion, tools if json_tools_used else None, tools, request)
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
@@ -134,8 +146,13 @@ class OpenAIClient:
         """Async twin of :meth:`create`."""
         request, json_tools_used = self._request(messages, tools, params)
         completions = self._async.get().chat.completions
-        completion = await completions.create(**split_known(completions.create, request))
-        return self._response(completion, tools if json_tools_used else None)
+        completion = await json_tools.a_send_with_dialect(
+            self.endpoint,
+            self.response_format_type,
+            request,
+            lambda sent: completions.create(**split_known(completions.create, sent)),
+        )
+        return self._response(completion, tools if json_tools_used else None, tools, request)
 
     # ------------------------------------------------------------------------------------------------
 
@@ -177,7 +194,11 @@ class OpenAIClient:
         return request, False
 
     def _response(
-        self, completion: Any, json_tools_offered: Sequence[dict[str, Any]] | None
+        self,
+        completion: Any,
+        json_tools_offered: Sequence[dict[str, Any]] | None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        request: dict[str, Any] | None = None,
     ) -> ModelResponse:
         data = completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
         choices = data.get("choices") or []
@@ -191,6 +212,7 @@ class OpenAIClient:
             reply = json_tools.parse_tool_json(message.get("content"), json_tools_offered)
         else:
             reply = self._reply(message, choice.get("finish_reason"))
+            reply = json_tools.with_text_tool_call(reply, tools, (request or {}).get("tool_choice"))
         model = data.get("model") or self.model
         official = self.api_type == "azure" or self.endpoint.startswith(OPENAI_URL)
         cost = cost_of(usage, model, self.model, price=self.price, warn=official)
