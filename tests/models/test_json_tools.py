@@ -221,13 +221,16 @@ def test_history_with_tool_calls_becomes_plain_messages():
     ]
 
     plain = without_native_tool_calls(messages)
+    for_the_mode = with_tools_prompt(messages, TOOLS)
 
     assert plain[0] == messages[0]
-    assert plain[1] == {
+    assert plain[1] == {"role": "assistant", "content": 'Called get_weather(city="Paris").'}
+    assert plain[2] == {"role": "user", "content": "Result of get_weather: sunny in Paris"}
+    assert for_the_mode[2] == {
         "role": "assistant",
         "content": '{"name": "get_weather", "arguments": {"city": "Paris"}}',
     }
-    assert plain[2] == {"role": "user", "content": "Result of get_weather: sunny in Paris"}
+    assert for_the_mode[3] == plain[2]
 
 
 def test_a_tool_call_reply_becomes_an_openai_tool_call_with_a_fresh_id():
@@ -246,6 +249,20 @@ def test_the_plain_reply_becomes_content():
     reply = '{"name": "reply_to_user", "arguments": {"text": "Hello!"}}'
     assert parse_tool_json(reply, TOOLS) == {"role": "assistant", "content": "Hello!"}
     assert parse_tool_json(f"```json\n{reply}\n```", TOOLS)["content"] == "Hello!"
+
+
+def test_a_plain_reply_cut_off_is_kept_as_far_as_it_got_and_a_tool_call_cut_off_is_an_error():
+    reply = '{"name": "reply_to_user", "arguments": {"text": "Your refund is on its w'
+    call = '{"name": "get_weather", "arguments": {"city": "Par'
+
+    assert parse_tool_json(reply, TOOLS, cut_off=True) == {
+        "role": "assistant",
+        "content": "Your refund is on its w",
+    }
+    with pytest.raises(ModelError, match="not valid JSON"):
+        parse_tool_json(reply, TOOLS)
+    with pytest.raises(ModelError, match="cut off at its token limit"):
+        parse_tool_json(call, TOOLS, cut_off=True)
 
 
 def test_an_unknown_tool_name_is_kept_for_the_executor_to_answer():

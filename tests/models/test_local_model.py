@@ -313,7 +313,7 @@ def test_history_is_sent_as_plain_messages_and_unknown_parameters_are_dropped(
 
     request = llama.requests[0]
     assert request["messages"][2:] == [
-        {"role": "assistant", "content": '{"name": "transfer_to_billing", "arguments": {}}'},
+        {"role": "assistant", "content": "Called transfer_to_billing()."},
         {"role": "user", "content": "Result of transfer_to_billing: Transferred."},
     ]
     assert request["params"] == {"max_tokens": 64}
@@ -346,7 +346,7 @@ def test_a_tool_call_cut_off_or_an_empty_plain_text_reply_is_an_error(monkeypatc
     )
     tools = [*TOOLS, Tool(set_priority).schema]
 
-    with pytest.raises(ModelError, match="cut off at max_tokens=512"):
+    with pytest.raises(ModelError, match="max_tokens=512: the model was cut off"):
         model.create(ROUTE, tools)
     with pytest.raises(ModelError, match="empty reply"):
         model.create(ROUTE)

@@ -272,7 +272,7 @@ def with_tools_prompt(
     calls and results are rewritten by :func:`without_native_tool_calls`. The model's own earlier plain
     replies are shown as it wrote them in this mode, as :data:`REPLY_TOOL` calls.
     """
-    plain = without_native_tool_calls(messages, reply_tool=reply_tool_name(tools))
+    plain = without_native_tool_calls(messages, reply_tool=reply_tool_name(tools), calls_as_json=True)
     prompt = tools_prompt(tools, tool_choice)
     if plain and plain[0].get("role") == "system":
         system = content_str(plain[0].get("content"))
@@ -282,12 +282,15 @@ def with_tools_prompt(
     return plain
 
 
-def without_native_tool_calls(messages: Sequence[Message], *, reply_tool: str | None = None) -> list[Message]:
+def without_native_tool_calls(
+    messages: Sequence[Message], *, reply_tool: str | None = None, calls_as_json: bool = False
+) -> list[Message]:
     """The conversation with tool calls and results as plain messages.
 
-    An assistant's tool calls become its content, the JSON it would produce in this mode; a tool result
-    becomes a user message naming the tool it answers. With ``reply_tool``, an assistant's plain reply
-    becomes a call of that tool too.
+    An assistant's tool calls become its content: a line such as ``Called refund(charge_id="CH-1").``,
+    or with ``calls_as_json`` the JSON it would produce in this mode (for a request that offers tools;
+    a model asked without tools imitates JSON it is shown). A tool result becomes a user message naming
+    the tool it answers. With ``reply_tool``, an assistant's plain reply becomes a call of that tool too.
     """
     names: dict[str, str] = {}
     plain: list[Message] = []
@@ -303,7 +306,7 @@ def without_native_tool_calls(messages: Sequence[Message], *, reply_tool: str | 
             for call in calls:
                 function = call.get("function") or {}
                 names[call.get("id") or ""] = function.get("name") or "the tool"
-                rendered.append(_call_json(function))
+                rendered.append(_call_json(function) if calls_as_json else _call_text(function))
             text = content_str(message.get("content"))
             plain.append(
                 {
@@ -320,6 +323,21 @@ def without_native_tool_calls(messages: Sequence[Message], *, reply_tool: str | 
     return plain
 
 
+def _call_text(function: dict[str, Any]) -> str:
+    raw = function.get("arguments")
+    try:
+        arguments = json.loads(raw) if isinstance(raw, str) and raw else raw or {}
+    except ValueError:
+        arguments = raw
+    if isinstance(arguments, dict):
+        listed = ", ".join(
+            f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items()
+        )
+    else:
+        listed = str(arguments)
+    return f"Called {function.get('name') or 'a tool'}({listed})."
+
+
 def _call_json(function: dict[str, Any]) -> str:
     raw = function.get("arguments")
     try:
@@ -333,16 +351,19 @@ def _call_json(function: dict[str, Any]) -> str:
 # the reply
 
 
-def parse_tool_json(text: str | None, tools: Sequence[ToolSchema] | None = None) -> Message:
+def parse_tool_json(
+    text: str | None, tools: Sequence[ToolSchema] | None = None, *, cut_off: bool = False
+) -> Message:
     """The assistant message a reply in this mode stands for.
 
     ``{"name": ..., "arguments": {...}}`` becomes a message with one OpenAI-style tool call (a fresh
     id, the arguments encoded as JSON), or a plain reply when the name is :data:`REPLY_TOOL`. A name
     that is not among ``tools`` is kept: the tool executor answers it with an error the model can
-    correct.
+    correct. A plain reply ``cut_off`` at the token limit comes back as far as it got, as a plain-text
+    reply would.
 
     Raises:
-        ModelError: the reply is not JSON, or is not of that shape.
+        ModelError: the reply is not JSON, or is not of that shape (a tool call cut off included).
     """
     stripped = _strip_code_fence((text or "").strip())
     if not stripped:
@@ -350,6 +371,16 @@ def parse_tool_json(text: str | None, tools: Sequence[ToolSchema] | None = None)
     try:
         reply = json.loads(stripped)
     except ValueError as error:
+        partial = ToolJsonReader(tools or ())
+        partial.feed(stripped)
+        so_far = partial.reply_so_far() if cut_off else None
+        if so_far is not None:
+            return {"role": "assistant", "content": so_far}
+        if cut_off:
+            raise ModelError(
+                f"the model was cut off at its token limit before its JSON reply ended: {stripped[:300]!r}; "
+                "raise max_tokens"
+            ) from None
         raise ModelError(
             f"the model's reply in the JSON tool-call mode is not valid JSON ({error}): {stripped[:300]!r}. "
             "Does the server support response_format with a JSON schema?"
@@ -617,8 +648,8 @@ def send_with_dialect(
 ) -> Result:
     """``send(request)`` with this mode's ``response_format`` in the dialect ``endpoint`` takes.
 
-    Unless ``configured`` fixes the dialect, a refusal of one dialect (an HTTP 400 or 422 that speaks of
-    the response format) is retried once in the other, and the one that worked is remembered.
+    Unless ``configured`` fixes the dialect, a refusal of one dialect (:func:`refused_response_format`)
+    is retried once in the other, and the one that worked is remembered.
     """
     first, second = _attempts(endpoint, configured, request)
     try:
@@ -687,9 +718,9 @@ def _remember(endpoint: str, request: dict[str, Any]) -> None:
 
 
 def refused_response_format(error: BaseException) -> bool:
-    """Whether ``error`` is a server refusing the request's ``response_format``."""
-    status = getattr(error, "status_code", None)
-    if status == 422:
-        return True
+    """Whether ``error`` is a server refusing the request's ``response_format``: an HTTP 400 or 422, or
+    the 500 llama-cpp-python's server answers a request it cannot validate with, that names it."""
     text = str(error).lower()
-    return status == 400 and any(word in text for word in ("response_format", "json_schema", "schema"))
+    return getattr(error, "status_code", None) in (400, 422, 500) and (
+        "response_format" in text or "json_schema" in text
+    )

@@ -216,7 +216,7 @@ class LocalModel:
             with engine.lock:
                 generation = generate(engine, sent, request, consume=_consumer(None, sink))
             self.last_stats = LocalStats.of(generation)
-            return self._response(generation, offered, None, request.get("max_tokens"))
+            return self._response(generation, offered, request.get("max_tokens"))
         named = json_tools.choices(offered, tool_choice)
         self._grammar(
             engine, json_tools.tool_call_schema(offered, tool_choice)
@@ -241,7 +241,7 @@ class LocalModel:
                 prefill=json_tools.call_head(name),
             )
         self.last_stats = LocalStats.of(generation, choice)
-        return self._response(generation, offered, reader, request.get("max_tokens"))
+        return self._response(generation, offered, request.get("max_tokens"))
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
@@ -322,27 +322,18 @@ class LocalModel:
         return self._grammar(engine, arguments, closing=True)
 
     def _response(
-        self,
-        generation: Generation,
-        offered: list[dict[str, Any]],
-        reader: json_tools.ToolJsonReader | None,
-        max_tokens: int | None,
+        self, generation: Generation, offered: list[dict[str, Any]], max_tokens: int | None
     ) -> ModelResponse:
         text = generation.text
         usage = Usage(generation.prompt_tokens, generation.completion_tokens)
-        if reader is not None:
+        if offered:
+            cut_off = generation.finish_reason == "length"
             try:
-                reply = json_tools.parse_tool_json(text, offered)
+                reply = json_tools.parse_tool_json(text, offered, cut_off=cut_off)
             except ModelError as error:
-                if generation.finish_reason != "length":
+                if not cut_off:
                     raise
-                cut = reader.reply_so_far()
-                if cut is None:
-                    raise ModelError(
-                        f"{self.model!r} was cut off at max_tokens={max_tokens} before its JSON reply ended: "
-                        f"{text[:300]!r}; raise max_tokens"
-                    ) from error
-                reply = {"role": "assistant", "content": cut}
+                raise ModelError(f"{self.model!r}, max_tokens={max_tokens}: {error}") from None
         else:
             if not text:
                 raise ModelError(

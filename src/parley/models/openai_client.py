@@ -209,7 +209,8 @@ class OpenAIClient:
         raw_usage = data.get("usage") or {}
         usage = Usage(raw_usage.get("prompt_tokens") or 0, raw_usage.get("completion_tokens") or 0)
         if json_tools_offered is not None:
-            reply = json_tools.parse_tool_json(message.get("content"), json_tools_offered)
+            cut_off = choice.get("finish_reason") == "length"
+            reply = json_tools.parse_tool_json(message.get("content"), json_tools_offered, cut_off=cut_off)
         else:
             reply = self._reply(message, choice.get("finish_reason"))
             reply = json_tools.with_text_tool_call(reply, tools, (request or {}).get("tool_choice"))
