@@ -1,98 +1,318 @@
-"""How well the demo's triage agent routes on the embedded model.
+"""How well a triage agent on the embedded model routes customers, and how fast.
 
-Twenty fixed customer requests go, one at a time, to the triage agent of ``parley demo`` running on the
-embedded model (the default weights unless ``--model-path`` names another GGUF file). Each reply is one
-routing decision: the handoff tool it calls names the agent. Prints every decision, the share routed to
-the right agent and the median seconds per decision. The goal is at least 90% routed right.
+Each request starts a new swarm chat whose first reply is the triage agent's routing decision: a
+transfer to a specialist the request belongs to is right; a transfer elsewhere, or an answer of its own,
+is a miss. The chat ends right after the decision (``max_rounds=2``).
 
-    .venv/bin/python -m benchmarks.local_routing [--model-path FILE.gguf] [--json] [--limit N]
+Two swarms, as users run them, without any wrapper around the model:
 
+- ``seed``: the swarm the AG2 API invites: a triage agent told to transfer every request, three
+  specialists (billing, technical_support, account) handed to through ``ON_CONDITION`` descriptions,
+  ``AFTER_WORK`` TERMINATE, every agent on ``{"api_type": "local"}``;
+- ``demo``: the agents of ``parley demo`` (billing and technical support; account requests are left out).
+
+Prints every decision, the share routed right (the goal is 90%), the seconds per decision (median and
+mean of the warm ones; the first, with a cold KV cache, apart) and the prompt tokens llama.cpp evaluated
+per decision (the rest came from its KV cache).
+
+    .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out]
+        [--model-path FILE.gguf] [--threads N] [--decoding orders|greedy-named|greedy-content]
+        [--limit N] [--json]
+
+``--decoding`` compares how the reply is decoded: parley's (names chosen by their probability, the tools
+listed in up to three orders), or the whole reply generated token by token under the schema's grammar,
+with the plain reply offered as the ``reply_to_user`` name or as a separate ``{"content": ...}`` shape.
 Needs ``parley[local]`` (``./scripts/demo`` installs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from parley.demo.models import local_models
-from parley.demo.support import BILLING, TECHNICAL, build_support_swarm
+from benchmarks.routing_requests import ACCOUNT, BILLING, HELD_OUT, SPECIALISTS, TECHNICAL, TUNING, Request
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    AfterWorkOption,
+    ConversableAgent,
+    SwarmAgent,
+    initiate_swarm_chat,
+)
+from parley.models import json_tools
+from parley.models.local import LocalModel
 
 GOAL = 0.9
 
-REQUESTS: list[tuple[str, str]] = [
-    ("I was charged twice for my subscription this month.", BILLING),
-    ("Can I get a refund for the annual plan I bought by mistake yesterday?", BILLING),
-    ("Where do I download the invoice for my March payment? My accountant needs it.", BILLING),
-    ("My credit card expired. How do I update the card you charge?", BILLING),
-    ("Why did my monthly bill go up from $29 to $39?", BILLING),
-    ("Please cancel my subscription, I don't need it anymore.", BILLING),
-    ("I'm a student, is there a discount on the Pro plan?", BILLING),
-    ("The payment failed but my bank shows the money was taken anyway.", BILLING),
-    ("Hi, I'm Maria. Could you switch our team from monthly to yearly billing?", BILLING),
-    ("We need our company's VAT number on all receipts.", BILLING),
-    ("The desktop app crashes every time I export a PDF.", TECHNICAL),
-    ("I can't log in, it says 'invalid token' even after resetting my password.", TECHNICAL),
-    ("Your API has been returning 502 errors since this morning.", TECHNICAL),
-    ("Sync between my phone and my laptop stopped working two days ago.", TECHNICAL),
-    ("The installer fails on Windows 11 with error 0x80070005.", TECHNICAL),
-    ("Hello, this is Tom. The two-factor codes never arrive by SMS, so I'm locked out.", TECHNICAL),
-    ("The dashboard takes over a minute to load any page.", TECHNICAL),
-    ("Since the latest update the app won't even open on my Mac.", TECHNICAL),
-    ("How do I create an API key for our integration?", TECHNICAL),
-    ("The export button does nothing in Firefox, but it works in Chrome.", TECHNICAL),
-]
+TRIAGE_PROMPT = (
+    "You are the triage agent of a software company's customer support. Transfer every customer "
+    "request to the specialist who handles it. Never answer a request yourself."
+)
+SPECIALIST_PROMPT = (
+    "You are the {name} specialist of a software company's customer support. Help the customer."
+)
+CONDITIONS = {
+    BILLING: "Questions about charges, payments, refunds, invoices, prices and subscription plans.",
+    TECHNICAL: (
+        "Technical problems: errors, crashes, bugs, login trouble, slowness, installing the app, the API "
+        "and integrations."
+    ),
+    ACCOUNT: (
+        "Changes to the account itself: its email address, names, team members and roles, data export, "
+        "closing or deleting the account."
+    ),
+}
 
 
-def route(triage: Any, routes: dict[str, str], request: str) -> tuple[str, str]:
-    """Ask triage once; return the agent it hands off to (or why it did not) and what it said."""
-    reply = triage.generate_reply(messages=[{"role": "user", "content": request, "name": "customer"}])
-    if isinstance(reply, dict) and reply.get("tool_calls"):
+@dataclass
+class Swarm:
+    """A triage agent, everyone in its swarm, and which specialist each of triage's tools hands to."""
+
+    triage: ConversableAgent
+    agents: list[ConversableAgent]
+    routes: dict[str, str]
+    specialists: tuple[str, ...]
+
+
+def seed_swarm(model_path: str | None = None, threads: int | None = None) -> Swarm:
+    """The seed-API triage swarm on ``{"api_type": "local"}``."""
+    config: dict[str, Any] = {"api_type": "local"}
+    if model_path:
+        config["model_path"] = model_path
+    if threads:
+        config["n_threads"] = threads
+    llm_config = {"config_list": [config], "temperature": 0, "cache_seed": None}
+    triage = SwarmAgent("triage", system_message=TRIAGE_PROMPT, llm_config=llm_config)
+    specialists = [
+        SwarmAgent(name, system_message=SPECIALIST_PROMPT.format(name=name), llm_config=llm_config)
+        for name in SPECIALISTS
+    ]
+    triage.register_hand_off([ON_CONDITION(agent, CONDITIONS[agent.name]) for agent in specialists])
+    for specialist in specialists:
+        specialist.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+    routes = {f"transfer_to_{name}": name for name in SPECIALISTS}
+    return Swarm(triage, [triage, *specialists], routes, SPECIALISTS)
+
+
+def demo_swarm(model_path: str | None = None, threads: int | None = None) -> Swarm:
+    """The agents of ``parley demo`` on the embedded model, as the demo runs them."""
+    from parley.demo.models import local_models
+    from parley.demo.support import build_support_swarm
+
+    support = build_support_swarm(local_models(model_path, n_threads=threads), with_user=False)
+    return Swarm(support.triage, support.agents, support.routes, (BILLING, TECHNICAL))
+
+
+@dataclass
+class Decision:
+    request: Request
+    target: str
+    said: str
+    seconds: float
+    prompt_tokens: int
+    evaluated_prompt_tokens: int
+
+    @property
+    def right(self) -> bool:
+        return self.request.accepts(self.target)
+
+
+def decide(swarm: Swarm, request: Request) -> Decision:
+    """Start a chat with ``request`` and return triage's routing decision."""
+    started = time.perf_counter()
+    result, _, _ = initiate_swarm_chat(
+        initial_agent=swarm.triage, messages=request.text, agents=swarm.agents, max_rounds=2, silent=True
+    )
+    seconds = time.perf_counter() - started
+    reply = result.chat_history[1]
+    if reply.get("tool_calls"):
         function = reply["tool_calls"][0]["function"]
+        target = swarm.routes.get(function["name"], f"(no handoff: {function['name']})")
         said = f"{function['name']}({function['arguments']})"
-        return routes.get(function["name"], f"(no handoff: {function['name']})"), said
-    text = reply.get("content") if isinstance(reply, dict) else reply
-    return "(no handoff)", repr(text)
+    else:
+        target, said = "(answered itself)", repr(reply.get("content"))
+    stats = _last_stats(swarm.triage)
+    tokens = (stats.prompt_tokens, stats.evaluated_prompt_tokens) if stats is not None else (0, 0)
+    return Decision(request, target, said, seconds, *tokens)
+
+
+def _last_stats(agent: ConversableAgent) -> Any:
+    try:
+        return local_model_of(agent).last_stats
+    except TypeError:  # not on the embedded model
+        return None
+
+
+def local_model_of(agent: ConversableAgent) -> LocalModel:
+    """The embedded model behind an agent's client (through a config list or the demo's wrappers)."""
+    client: Any = agent.client
+    while not isinstance(client, LocalModel):
+        if hasattr(client, "_client"):
+            client = client._client(0)
+        elif hasattr(client, "model"):
+            client = client.model
+        else:
+            raise TypeError(f"{agent.name} does not run on the embedded model: {client!r}")
+    return client
+
+
+def requests_for(swarm: Swarm, requests: Sequence[Request]) -> list[Request]:
+    """The requests the swarm has a specialist for, each accepting only its specialists."""
+    kept = []
+    for request in requests:
+        accepted = [name for name in (request.expected, *request.also) if name in swarm.specialists]
+        if accepted:
+            kept.append(Request(request.text, accepted[0], tuple(accepted[1:]), request.ambiguous))
+    return kept
+
+
+@contextlib.contextmanager
+def greedy_decoding(reply_shape: str) -> Iterator[None]:
+    """The embedded model as it decoded tool calls before choosing names by probability: the whole
+    reply generated token by token under the grammar of the full schema, with the plain reply offered
+    as the ``reply_to_user`` name (``reply_shape="named"``) or as a separate ``{"content": ...}`` shape."""
+    from parley.models.base import ModelResponse, Usage
+    from parley.models.local import LocalStats
+    from parley.models.local_runner import generate
+
+    create, tools_prompt = LocalModel.create, json_tools.tools_prompt
+
+    def content_prompt(tools: Any, tool_choice: Any = None) -> str:
+        lines = tools_prompt(tools, tool_choice).splitlines()
+        listed = [line for line in lines[:-1] if not line.startswith(f"- {json_tools.REPLY_TOOL}(")]
+        call = '{"name": "<tool name>", "arguments": {<the arguments>}}'
+        ending = (
+            f"Reply with one JSON object. To call a tool: {call}. "
+            'To reply without calling a tool: {"content": "<your reply>"}.'
+        )
+        return "\n".join([*listed, ending])
+
+    def schema_of(tools: Any, tool_choice: Any) -> dict[str, Any]:
+        schema = json_tools.tool_call_schema(tools, tool_choice)
+        if reply_shape == "named":
+            return schema
+        options = [
+            option for option in schema["anyOf"] if option["properties"]["name"]["const"] != "reply_to_user"
+        ]
+        content = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
+        return {"anyOf": [*options, {**content, "additionalProperties": False}]}
+
+    def greedy(self: LocalModel, messages: Any, tools: Any = None, **params: Any) -> ModelResponse:
+        if not tools:
+            return create(self, messages, tools, **params)
+        engine = self._engine()
+        sent, request, offered, tool_choice, _ = self._request(messages, tools, params)
+        grammar = self._grammar(engine, schema_of(offered, tool_choice))
+        with engine.lock:
+            generation = generate(engine, sent, request, grammar=grammar)
+        self.last_stats = LocalStats.of(generation)
+        reply = json.loads(generation.text)
+        if "content" in reply:
+            message = {"role": "assistant", "content": reply["content"]}
+        else:
+            message = json_tools.parse_tool_json(generation.text, offered)
+        usage = Usage(generation.prompt_tokens, generation.completion_tokens)
+        return ModelResponse(message, usage, model=self.model)
+
+    LocalModel.create = greedy  # type: ignore[method-assign]
+    if reply_shape == "content":
+        json_tools.tools_prompt = content_prompt  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        LocalModel.create = create  # type: ignore[method-assign]
+        json_tools.tools_prompt = tools_prompt  # type: ignore[assignment]
+
+
+def summarize(decisions: Sequence[Decision]) -> dict[str, Any]:
+    """The figures of a run."""
+    warm = decisions[1:] or decisions
+    right = sum(decision.right for decision in decisions)
+    return {
+        "right": right,
+        "total": len(decisions),
+        "share": right / len(decisions),
+        "ambiguous_right": sum(d.right for d in decisions if d.request.ambiguous),
+        "ambiguous_total": sum(d.request.ambiguous for d in decisions),
+        "answered_itself": sum(d.target == "(answered itself)" for d in decisions),
+        "median_seconds": statistics.median(d.seconds for d in warm),
+        "mean_seconds": statistics.fmean(d.seconds for d in warm),
+        "first_seconds": decisions[0].seconds,
+        "median_prompt_tokens": statistics.median(d.prompt_tokens for d in warm),
+        "median_evaluated_prompt_tokens": statistics.median(d.evaluated_prompt_tokens for d in warm),
+        "first_evaluated_prompt_tokens": decisions[0].evaluated_prompt_tokens,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--swarm", choices=("seed", "demo"), default="seed")
+    parser.add_argument("--set", choices=("tuning", "held-out"), default="tuning", dest="request_set")
     parser.add_argument("--model-path", help="a GGUF file instead of the default weights")
-    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: every CPU)")
+    parser.add_argument(
+        "--decoding",
+        choices=("orders", "greedy-named", "greedy-content"),
+        default="orders",
+        help="orders: names chosen by probability over tool orders (parley's); greedy-*: the whole reply "
+        "decoded token by token, the plain reply as reply_to_user or as a separate {content} shape",
+    )
     parser.add_argument("--limit", type=int, help="only the first LIMIT requests (a smoke run)")
+    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
-    requests = REQUESTS[: args.limit] if args.limit else REQUESTS
 
     started = time.perf_counter()
-    model_for = local_models(args.model_path)
+    build: Callable[[str | None, int | None], Swarm] = seed_swarm if args.swarm == "seed" else demo_swarm
+    swarm = build(args.model_path, args.threads)
+    local_model_of(swarm.triage).load()
     print(f"model loaded in {time.perf_counter() - started:.1f}s", flush=True)
-    swarm = build_support_swarm(model_for, with_user=False)
+    requests = requests_for(swarm, TUNING if args.request_set == "tuning" else HELD_OUT)
+    requests = requests[: args.limit] if args.limit else requests
 
-    right, seconds = 0, []
-    for request, expected in requests:
-        started = time.perf_counter()
-        got, said = route(swarm.triage, swarm.routes, request)
-        seconds.append(time.perf_counter() - started)
-        right += got == expected
-        mark = "ok  " if got == expected else "MISS"
-        print(
-            f"{mark} {seconds[-1]:5.2f}s  {expected:<17} -> {got:<17} {request!r}\n            {said}",
-            flush=True,
-        )
+    decisions = []
+    decoding = (
+        greedy_decoding(args.decoding.removeprefix("greedy-"))
+        if args.decoding.startswith("greedy")
+        else contextlib.nullcontext()
+    )
+    with decoding:
+        for request in requests:
+            decision = decide(swarm, request)
+            decisions.append(decision)
+            mark = "ok  " if decision.right else "MISS"
+            tokens = f"{decision.evaluated_prompt_tokens:4d}/{decision.prompt_tokens:<4d}"
+            print(
+                f"{mark} {decision.seconds:5.2f}s {tokens} {request.expected:<17} -> {decision.target:<17} "
+                f"{request.text!r}\n{'':12}{decision.said}",
+                flush=True,
+            )
 
-    share = right / len(requests)
-    median = statistics.median(seconds)
-    print(f"\nrouted right: {right}/{len(requests)} ({share:.0%}; goal {GOAL:.0%})")
+    figures = summarize(decisions)
     print(
-        f"median seconds per routing decision: {median:.2f} (first, with the prompt cold: {seconds[0]:.2f})"
+        f"\nrouted right: {figures['right']}/{figures['total']} ({figures['share']:.0%}; goal {GOAL:.0%}); "
+        f"ambiguous: {figures['ambiguous_right']}/{figures['ambiguous_total']}; "
+        f"answered itself: {figures['answered_itself']}"
+    )
+    print(
+        f"seconds per routing decision: median {figures['median_seconds']:.2f}, "
+        f"mean {figures['mean_seconds']:.2f} (first, with a cold KV cache: {figures['first_seconds']:.2f})"
+    )
+    print(
+        f"prompt tokens evaluated per decision: median {figures['median_evaluated_prompt_tokens']:.0f} "
+        f"of {figures['median_prompt_tokens']:.0f} (first: {figures['first_evaluated_prompt_tokens']})"
     )
     if args.json:
-        print(json.dumps({"right": right, "total": len(requests), "share": share, "median_seconds": median}))
-    return 0 if share >= GOAL else 1
+        print(
+            json.dumps({"swarm": args.swarm, "set": args.request_set, "decoding": args.decoding, **figures})
+        )
+    return 0 if figures["share"] >= GOAL else 1
 
 
 if __name__ == "__main__":

@@ -45,13 +45,14 @@ def test_the_demo_runs_against_an_openai_compatible_server():
     assert "summary" in out and "terminate_target: billing's after-work ends the chat" in out
     assert "tokens             65 (50 prompt, 15 completion)" in out
     first, second, third = (request.body for request in server.requests)
-    assert first["model"] == "x" and first["tool_choice"] == "required"
+    assert first["model"] == "x" and "tool_choice" not in first, "triage chooses on its own"
     assert [tool["function"]["name"] for tool in first["tools"]] == [
         "transfer_to_billing",
         "transfer_to_technical_support",
         "ask_customer",
     ]
     assert second["tool_choice"] == "required" and third["tool_choice"] == "none"
+    assert "transfer_to_technical_support" in [tool["function"]["name"] for tool in second["tools"]]
     assert MESSAGE in json.dumps(first["messages"])
 
 
@@ -74,3 +75,33 @@ def test_the_demo_runs_on_the_embedded_model_with_smollm2():
     assert "model ready" in out and "customer" in out and "triage" in out
     reason = next(line for line in out.splitlines() if line.startswith("stop reason"))
     assert reason.split()[2].rstrip(":") in {kind.value for kind in StopKind} - {"error"}
+
+
+def test_several_messages_are_said_in_turn_and_each_reaches_the_right_specialist():
+    later = ("The desktop app crashes when I export.", "Please email me the invoice for CH-288.")
+    with FakeServer() as server:
+        server.script(
+            completion(
+                tool_calls=[("transfer_to_billing", {"customer_name": "Ada", "issue": "charged twice"})]
+            ),
+            completion(tool_calls=[("refund_charge", {"charge_id": "CH-302"})]),
+            completion("I refunded the duplicate charge CH-302."),
+            completion(
+                tool_calls=[
+                    ("transfer_to_technical_support", {"customer_name": "Ada", "issue": "export crash"})
+                ]
+            ),
+            completion(tool_calls=[("service_status", {"service": "desktop app"})]),
+            completion("Version 4.2.1 fixes that crash."),
+            completion(tool_calls=[("transfer_to_billing", {"customer_name": "Ada", "issue": "invoice"})]),
+            completion(tool_calls=[("email_invoice", {"charge_id": "CH-288"})]),
+            completion("I emailed you the invoice for CH-288."),
+        )
+        arguments = ["demo", "--base-url", server.url, "--model", "x", "-m", MESSAGE]
+        completed = parley(*arguments, "-m", later[0], "-m", later[1])
+
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    out = completed.stdout
+    for text in (*later, "billing → technical_support", "technical_support → billing", "CH-288"):
+        assert text in out
+    assert "human_exit" in out and len(server.requests) == 9

@@ -51,10 +51,10 @@ def test_a_technical_request_is_routed_handled_with_one_tool_and_answered():
     result = run_demo("Hi, I'm Ana. The app crashes when I export.", models, console=screen)
 
     assert result.stop_reason is not None and result.stop_reason.kind is StopKind.TERMINATE_TARGET
-    assert models.params("triage") == ["required"]
+    assert models.params("triage") == [None], "triage chooses on its own"
     assert models.params("technical_support") == ["required", "none"]
     first = models.scripted["technical_support"].requests[0]
-    assert "Ana" in (first.system_message or "") and "app crashes" in (first.system_message or "")
+    assert "Their name is Ana." in (first.system_message or "")
     assert not any(message.get("tool_calls") for message in first.messages), "triage's handoff is hidden"
     shown = out.getvalue()
     for text in ("customer", "triage → technical_support", "service_status", "4.2.1 fixes", "stop reason"):
@@ -80,7 +80,7 @@ def test_interactively_triage_asks_billing_refunds_and_the_customer_leaves():
     assert said[0] == ("customer", "hello")
     assert ("customer", "I was charged twice for March") in said
     assert said[-1] == ("billing", BILLING_ANSWER)
-    assert models.params("triage") == ["required", "required"]
+    assert models.params("triage") == [None, None]
     assert "refunds = ['CH-302']" in out.getvalue()
     assert "billing → the customer" in out.getvalue()
 
@@ -93,3 +93,48 @@ def test_a_model_error_shows_the_chat_so_far_and_is_raised():
         run_demo("I was charged twice", models, console=screen)
 
     assert "error: ModelError: the model fell over" in out.getvalue()
+
+
+def test_three_requests_are_each_handled_by_the_right_specialist_who_hand_the_customer_over():
+    models = Models(
+        triage=[[tool_call("transfer_to_billing", {"customer_name": "Ada", "issue": "charged twice"})]],
+        billing=[
+            [tool_call("refund_charge", {"charge_id": "CH-302"})],
+            BILLING_ANSWER,
+            [tool_call("transfer_to_technical_support", {"customer_name": "Ada", "issue": "export crashes"})],
+            [tool_call("email_invoice", {"charge_id": "CH-288"})],
+            "I emailed you the invoice for CH-288.",
+        ],
+        technical_support=[
+            [tool_call("service_status", {"service": "desktop app"})],
+            "Version 4.2.1 fixes that crash: please update.",
+            [tool_call("transfer_to_billing", {"customer_name": "Ada", "issue": "February invoice"})],
+        ],
+    )
+    answers = iter(
+        ["The desktop app crashes when I export, too.", "Can you email me February's invoice?", ""]
+    )
+    screen, out = console()
+
+    result = run_demo(
+        "Hi, I'm Ada. I was charged twice.", models, console=screen, ask=lambda prompt: next(answers)
+    )
+
+    assert result.stop_reason is not None and result.stop_reason.kind is StopKind.HUMAN_EXIT
+    answers_given = [
+        (message["name"], message["content"])
+        for message in result.chat_history
+        if message.get("role") != "tool" and not message.get("tool_calls") and message["name"] != "customer"
+    ]
+    assert answers_given == [
+        ("billing", BILLING_ANSWER),
+        ("technical_support", "Version 4.2.1 fixes that crash: please update."),
+        ("billing", "I emailed you the invoice for CH-288."),
+    ]
+    shown = out.getvalue()
+    for handoff in ("triage → billing", "billing → technical_support", "technical_support → billing"):
+        assert handoff in shown
+    assert models.params("billing") == ["required", "none", None, None, "none"]
+    assert models.params("technical_support") == ["required", "none", None]
+    technical_prompt = models.scripted["technical_support"].requests[0].system_message or ""
+    assert "Their name is Ada." in technical_prompt

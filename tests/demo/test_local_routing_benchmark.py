@@ -1,59 +1,101 @@
-"""benchmarks/local_routing.py: twenty fixed requests through the demo's triage agent."""
+"""benchmarks/local_routing.py: triage's routing decisions over written customer requests."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 from models.smollm2 import smollm2_path
-from parley import ScriptedModel, tool_call
-from parley.demo.models import on_track
-from parley.demo.support import BILLING, TECHNICAL, build_support_swarm
+from parley import AFTER_WORK, ON_CONDITION, AfterWorkOption, ScriptedModel, SwarmAgent, tool_call
+from parley.models.local import LocalModel
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the repository root holds benchmarks/
 
-from benchmarks.local_routing import REQUESTS, route  # noqa: E402
+from benchmarks.local_routing import Swarm, decide, greedy_decoding, requests_for, summarize  # noqa: E402
+from benchmarks.routing_requests import ACCOUNT, BILLING, HELD_OUT, TECHNICAL, TUNING, Request  # noqa: E402
 
 
-def test_the_requests_are_twenty_and_cover_both_teams():
-    assert len(REQUESTS) == 20 == len({request for request, _ in REQUESTS})
-    assert Counter(agent for _, agent in REQUESTS) == {BILLING: 10, TECHNICAL: 10}
+def test_two_sets_of_at_least_sixty_requests_over_three_specialists_with_ambiguous_ones():
+    for requests in (TUNING, HELD_OUT):
+        assert len(requests) >= 60 and len({request.text for request in requests}) == len(requests)
+        assert Counter(request.expected for request in requests if not request.ambiguous) == {
+            BILLING: 15,
+            TECHNICAL: 15,
+            ACCOUNT: 15,
+        }
+        assert sum(request.ambiguous for request in requests) == 15
+    assert not {request.text for request in TUNING} & {request.text for request in HELD_OUT}
 
 
-def test_a_decision_is_the_agent_triage_hands_off_to():
-    replies = [
-        [tool_call("transfer_to_technical_support", {"customer_name": "unknown", "issue": "crash"})],
-        [tool_call("ask_customer", {"question": "What is wrong?"})],
+def scripted_swarm(*replies: object) -> Swarm:
+    triage = SwarmAgent("triage", llm_config=ScriptedModel(list(replies)))
+    billing = SwarmAgent("billing", llm_config=ScriptedModel([]))
+    technical = SwarmAgent("technical_support", llm_config=ScriptedModel([]))
+    triage.register_hand_off([ON_CONDITION(billing, "money"), ON_CONDITION(technical, "bugs")])
+    for specialist in (billing, technical):
+        specialist.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+    routes = {"transfer_to_billing": BILLING, "transfer_to_technical_support": TECHNICAL}
+    return Swarm(triage, [triage, billing, technical], routes, (BILLING, TECHNICAL))
+
+
+def test_a_decision_is_the_specialist_triage_hands_off_to_and_an_answer_of_its_own_is_a_miss():
+    swarm = scripted_swarm([tool_call("transfer_to_technical_support")], "Let me help you with that.")
+
+    handed = decide(swarm, Request("The app crashes", TECHNICAL))
+    answered = decide(swarm, Request("I was charged twice", BILLING))
+    figures = summarize([handed, answered])
+
+    assert (handed.target, handed.right) == (TECHNICAL, True)
+    assert (answered.target, answered.right) == ("(answered itself)", False)
+    assert (figures["right"], figures["total"], figures["answered_itself"]) == (1, 2, 1)
+
+
+def test_a_swarm_is_asked_only_the_requests_it_has_a_specialist_for():
+    swarm = scripted_swarm()
+    requests = [
+        Request("Change my email", ACCOUNT),
+        Request("Close my account and refund me", ACCOUNT, (BILLING,), ambiguous=True),
+        Request("Crash", TECHNICAL),
     ]
-    swarm = build_support_swarm(lambda name: on_track(ScriptedModel(list(replies)), name), with_user=False)
 
-    assert route(swarm.triage, swarm.routes, "The app crashes")[0] == TECHNICAL
-    assert route(swarm.triage, swarm.routes, "hello")[0] == "(no handoff: ask_customer)"
+    kept = requests_for(swarm, requests)
+
+    assert [(request.text, request.expected, request.also) for request in kept] == [
+        ("Close my account and refund me", BILLING, ()),
+        ("Crash", TECHNICAL, ()),
+    ]
+
+
+def test_greedy_decoding_is_patched_in_only_while_it_runs():
+    original = LocalModel.create
+
+    with greedy_decoding("content"):
+        assert LocalModel.create is not original
+
+    assert LocalModel.create is original
 
 
 def test_the_benchmark_runs_on_the_embedded_model():
     path = smollm2_path()
 
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.local_routing",
-            "--model-path",
-            str(path),
-            "--json",
-            "--limit",
-            "3",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    figures = []
+    for swarm, decoding in (("seed", "orders"), ("demo", "greedy-content")):
+        command = [sys.executable, "-m", "benchmarks.local_routing", "--model-path", str(path), "--json"]
+        command += ["--swarm", swarm, "--decoding", decoding, "--limit", "2"]
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert completed.returncode in (0, 1), completed.stderr
+        assert (
+            "routed right: " in completed.stdout
+            and "prompt tokens evaluated per decision" in completed.stdout
+        )
+        figures.append(json.loads(completed.stdout.strip().splitlines()[-1]))
 
-    assert completed.returncode in (0, 1), completed.stderr
-    assert "routed right: " in completed.stdout
-    assert '"total": 3' in completed.stdout and "median seconds per routing decision" in completed.stdout
+    assert [(f["swarm"], f["decoding"], f["total"]) for f in figures] == [
+        ("seed", "orders", 2),
+        ("demo", "greedy-content", 2),
+    ]
+    assert all(f["median_prompt_tokens"] > f["median_evaluated_prompt_tokens"] > 0 for f in figures)
