@@ -2,6 +2,7 @@
 
 parley demo                                   # the support swarm on the embedded model, interactively
 parley demo --message "I was charged twice"   # one request, then the chat ends (for scripts)
+parley demo -m "I was charged twice" -m "The app crashes too"   # the customer's messages, in turn
 parley demo --model-path other.gguf           # another GGUF file
 parley demo --base-url http://localhost:8000/v1 --model qwen2.5   # an OpenAI-compatible server
 OPENAI_API_KEY=... parley demo --model gpt-4o-mini                # OpenAI
@@ -27,7 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="parley", description="parley: conversations between agents.")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help=DEMO_HELP, description=DEMO_HELP)
-    demo.add_argument("--message", "-m", help="the customer's request; without it, ask at the terminal")
+    demo.add_argument(
+        "--message",
+        "-m",
+        action="append",
+        help="the customer's request; without it, ask at the terminal. Repeat it for the customer's "
+        "next messages, said in turn whenever the conversation comes back to them",
+    )
     demo.add_argument(
         "--model-path", help="a GGUF file for the embedded model instead of the default weights"
     )
@@ -44,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from parley.demo.models import endpoint_models
-    from parley.demo.run import console_ask, run_demo
+    from parley.demo.run import Ask, console_ask, run_demo, scripted_ask
 
     console = Console(highlight=False)
     api_key = args.api_key or os.environ.get("OPENAI_API_KEY")
@@ -69,19 +76,16 @@ def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             from parley.demo.loading import load_local_models
 
             model_for = load_local_models(args.model_path, console)
-        message = args.message
+        ask: Ask | None = console_ask(console)
         if interactive:
             message = console_ask(console)("How can we help you?").strip()
             if not message:
                 return 0
+        else:
+            message, *later = args.message
+            ask = scripted_ask(later) if later else None
         console.print()
-        result = run_demo(
-            message,
-            model_for,
-            console=console,
-            ask=console_ask(console) if interactive else None,
-            max_rounds=args.max_rounds,
-        )
+        result = run_demo(message, model_for, console=console, ask=ask, max_rounds=args.max_rounds)
     except KeyboardInterrupt:
         console.print("\n[dim]interrupted[/]")
         return 130

@@ -13,7 +13,7 @@ from parley.models import LocalModel, ModelClient, model_client_from_llm_config
 from parley.models.weights import Progress
 
 ModelFor = Callable[[str], ModelClient]
-"""``model_for(agent_name)``: the model of each agent, wrapped in :class:`ToolsThenAnswer`."""
+"""``model_for(agent_name)``: the model of each agent (a specialist's wrapped in :class:`ToolsThenAnswer`)."""
 
 #: The most tokens a reply may take: answers are a few sentences, triage's replies one tool call.
 MAX_TOKENS = 256
@@ -26,17 +26,22 @@ def request_params(agent_name: str) -> dict[str, Any]:
 
 
 def on_track(model: ModelClient, agent_name: str) -> ModelClient:
-    """The agent's model with the demo's tool policy: triage starts every turn with a tool call."""
-    return ToolsThenAnswer(model, agent_name, every_turn=agent_name == TRIAGE)
+    """The agent's model with the demo's tool policy: a specialist starts with a tool call and answers
+    once it has called one. Triage chooses on its own."""
+    return model if agent_name == TRIAGE else ToolsThenAnswer(model, agent_name)
 
 
-def local_models(model_path: str | Path | None = None, *, progress: Progress | None = None) -> ModelFor:
+def local_models(
+    model_path: str | Path | None = None, *, progress: Progress | None = None, n_threads: int | None = None
+) -> ModelFor:
     """The embedded model (the default weights, or a GGUF file) for every agent, loaded now.
 
     The agents share one loaded model.
     """
-    LocalModel(model_path, progress=progress).load()
-    return lambda name: on_track(LocalModel(model_path, params=request_params(name)), name)
+    LocalModel(model_path, progress=progress, n_threads=n_threads).load()
+    return lambda name: on_track(
+        LocalModel(model_path, params=request_params(name), n_threads=n_threads), name
+    )
 
 
 def endpoint_models(

@@ -1,8 +1,8 @@
 """How the demo's agents use their tools: a wrapper that keeps a small model on track.
 
 A 1.5B-parameter model left to choose freely tends either to answer at once without doing anything, or
-to call tools over and over. So an agent's turn starts with a tool call (every turn, or its first one),
-and once it has called a tool it answers.
+to call tools over and over. So a specialist's first turn starts with a tool call (a handoff is a tool
+call too), and once it has called a tool it answers; later turns choose freely.
 """
 
 from __future__ import annotations

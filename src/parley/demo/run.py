@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -75,3 +75,9 @@ def _human(ask: Ask) -> Callable[..., str]:
 def console_ask(console: Console) -> Ask:
     """Ask on the console."""
     return lambda prompt: console.input(f"[bold yellow]{escape(prompt)}[/] > ")
+
+
+def scripted_ask(answers: Sequence[str]) -> Ask:
+    """Answer from ``answers`` in turn, then end the chat (``exit``)."""
+    remaining = list(answers)
+    return lambda prompt: remaining.pop(0) if remaining else "exit"

@@ -2,7 +2,8 @@
 
 Triage hands off with a tool that also records the customer's name and issue in the context variables;
 the specialists act with one of their tools (refunds and invoices; service status and tickets) and
-answer, and then their after-work gives the conversation back to the customer or ends it. The prompts
+answer the customer, and then their after-work gives the conversation back to the customer or ends it.
+A specialist asked about the other's area hands the customer over with the same kind of tool. The prompts
 are short and the tools few, so that a 1.5B-parameter model on a laptop CPU routes and acts reliably.
 """
 
@@ -44,18 +45,15 @@ SERVICES = {
 }
 Service = Literal["login", "api", "desktop app", "sync", "web dashboard"]
 
-TRIAGE_PROMPT = """You are the triage agent of Acme's customer support. You never solve problems yourself.
-Call exactly one tool:
-- transfer_to_billing: money. Charges, payments, refunds, invoices, receipts, prices, discounts, plans, \
-subscriptions, cancelling, credit cards.
-- transfer_to_technical_support: the product does not work. Errors, crashes, bugs, login or password \
-problems, slowness, installing, the app, the API, syncing.
-- ask_customer: only when the message is a greeting or does not say what the customer needs."""
+TRIAGE_PROMPT = """You are the triage agent of Acme's customer support. You never solve problems yourself: \
+transfer the customer to the team for their request, or ask what they need when they have not said it."""
 
-SPECIALIST_PROMPT = """You are Acme's {team} agent. The customer is {customer_name}; their issue: {issue}.
+SPECIALIST_PROMPT = """You are Acme's {team} agent, in a chat with a customer. Speak to them directly, \
+as "you".
 {facts}
-First call the one tool that fits the issue. After its result, write to the customer in one or two \
-friendly sentences: what you did and what happens next."""
+First call the one tool that fits what they need. After its result, tell them in one or two friendly \
+sentences what you did, with the details the result gives, and what happens next. If they ask about \
+{elsewhere}, transfer them.{customer}"""
 
 
 @dataclass
@@ -93,22 +91,24 @@ def initial_context() -> dict[str, Any]:
 
 # The strings are bounded, so that a small model's tool call always ends within max_tokens.
 CustomerName = Annotated[str, "The customer's first name if they said it, else unknown", Field(max_length=40)]
-Issue = Annotated[str, "The customer's problem in at most eight words", Field(max_length=80)]
+Issue = Annotated[str, "The customer's problem in at most eight words", Field(max_length=60)]
 ChargeId = Annotated[str, "The id of the charge, such as CH-301", Field(max_length=10)]
 
 
 def transfer_to_billing(customer_name: CustomerName, issue: Issue) -> SwarmResult:
-    """Send the customer to billing: charges, payments, refunds, invoices, plans, subscriptions."""
+    """Money: charges, payments, refunds, invoices, receipts, prices, discounts, plans, subscriptions,
+    cancelling, credit cards."""
     return _transfer(BILLING, customer_name, issue)
 
 
 def transfer_to_technical_support(customer_name: CustomerName, issue: Issue) -> SwarmResult:
-    """Send the customer to technical support: errors, crashes, bugs, logins, installing, the API."""
+    """The product does not work: errors, crashes, bugs, login or password problems, slowness,
+    installing, the app, the API, syncing."""
     return _transfer(TECHNICAL, customer_name, issue)
 
 
 def ask_customer(question: Annotated[str, "One short question", Field(max_length=120)]) -> SwarmResult:
-    """Ask the customer what is wrong, when their message is only a greeting or does not say."""
+    """Ask what the customer needs, only when their message is a greeting or does not say it."""
     return SwarmResult(values=question, agent=AfterWorkOption.REVERT_TO_USER)
 
 
@@ -159,19 +159,16 @@ def email_invoice(charge_id: ChargeId) -> str:
 
 
 def billing_prompt(agent: ConversableAgent, messages: list[Message]) -> str:
-    """Billing's system message: the customer, their issue and their recent charges."""
-    refunded = set(agent.get_context("refunds", []))
+    """Billing's system message: the customer's recent charges, and their name."""
     charges = "\n".join(
-        f"- {charge_id}: {date}, {what}, ${amount:.2f}"
-        + (f" ({note})" if note else "")
-        + (" (refunded)" if charge_id in refunded else "")
+        f"- {charge_id}: {date}, {what}, ${amount:.2f}" + (f" ({note})" if note else "")
         for charge_id, (date, what, amount, note) in CHARGES.items()
     )
     return SPECIALIST_PROMPT.format(
         team="billing",
-        customer_name=agent.get_context("customer_name", "unknown"),
-        issue=agent.get_context("issue", "unknown"),
         facts=f"Their recent charges:\n{charges}",
+        elsewhere="a problem with the product (errors, crashes, logins, the app)",
+        **_customer(agent),
     )
 
 
@@ -198,13 +195,21 @@ def open_ticket(
 
 
 def technical_prompt(agent: ConversableAgent, messages: list[Message]) -> str:
-    """Technical support's system message: the customer and their issue."""
+    """Technical support's system message, with the customer's name."""
     return SPECIALIST_PROMPT.format(
         team="technical support",
-        customer_name=agent.get_context("customer_name", "unknown"),
-        issue=agent.get_context("issue", "unknown"),
         facts="Check the service first; open a ticket only for a problem that is not known.",
+        elsewhere="money (charges, refunds, invoices, plans)",
+        **_customer(agent),
     )
+
+
+def _customer(agent: ConversableAgent) -> dict[str, str]:
+    """The customer's name, last in a specialist's prompt. The prompt stays the same for the rest of the
+    chat (what the customer needs is in the conversation), so the model evaluates only what is new
+    on each turn."""
+    name = agent.get_context("customer_name", "unknown")
+    return {"customer": "" if name == "unknown" else f"\nTheir name is {name}."}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -228,8 +233,9 @@ def only_the_conversation(agent_name: str) -> Callable[[list[Message]], list[Mes
 def build_support_swarm(llm_config: Callable[[str], Any], *, with_user: bool) -> SupportSwarm:
     """The three agents; ``llm_config(agent_name)`` gives each its model.
 
-    With ``with_user`` the specialists give the conversation back to the customer when they are done,
-    else their after-work ends the chat.
+    Each specialist can hand the customer to the other when they ask about the other's area. With
+    ``with_user`` the specialists give the conversation back to the customer when they are done, else
+    their after-work ends the chat.
     """
     triage = SwarmAgent(
         TRIAGE,
@@ -241,14 +247,14 @@ def build_support_swarm(llm_config: Callable[[str], Any], *, with_user: bool) ->
     billing = SwarmAgent(
         BILLING,
         llm_config=llm_config(BILLING),
-        functions=[refund_charge, email_invoice, cancel_subscription],
+        functions=[refund_charge, email_invoice, cancel_subscription, transfer_to_technical_support],
         update_agent_state_before_reply=[UPDATE_SYSTEM_MESSAGE(billing_prompt)],
         human_input_mode="NEVER",
     )
     technical = SwarmAgent(
         TECHNICAL,
         llm_config=llm_config(TECHNICAL),
-        functions=[service_status, open_ticket],
+        functions=[service_status, open_ticket, transfer_to_billing],
         update_agent_state_before_reply=[UPDATE_SYSTEM_MESSAGE(technical_prompt)],
         human_input_mode="NEVER",
     )
