@@ -1,16 +1,26 @@
-"""Agents: ``ConversableAgent`` with AG2's classic API, and its reply-function chain."""
+"""Agents: ``ConversableAgent`` with AG2's classic API, and its reply-function chain.
+
+An agent is a definition (name, prompts, tools, handoffs, model, reply functions, hooks) that any number
+of chats use at once. What belongs to one conversation lives in that chat's state. AG2's read APIs on an
+agent (``chat_messages``, ``last_message``, ``context_variables``, ``get_context``...) read the chat the
+agent is serving, when called from inside one, and otherwise its latest chat (with that peer).
+"""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.agent_base import Agent
 from parley.chat_result import ChatResult
-from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
+from parley.durable import Durability, chat_id_of, durability
+from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
+from parley.events import Listener
 from parley.human_reply import HumanReplyMixin
 from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, content_str, to_logged, to_message
@@ -62,7 +72,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         default_auto_reply: the reply when no reply function produces one.
         description: what the agent does, for group chats (defaults to the system message).
         functions: functions the agent both offers to its model and executes.
-        context_variables: the agent's context variables outside of a chat.
+        context_variables: the context the chats this agent starts begin with (a copy each).
     """
 
     DEFAULT_SYSTEM_MESSAGE = "You are a helpful AI Assistant."
@@ -116,7 +126,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
         self._views: dict[Agent, View] = {}
-        self._consecutive_auto_reply_counter: defaultdict[Agent | None, int] = defaultdict(int)
+        self._last_chat: Chat | None = None
+        self._loose_auto_replies: defaultdict[Agent | None, int] = defaultdict(int)
         self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(
             self.max_consecutive_auto_reply
         )
@@ -126,12 +137,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._llm_tool_schemas: list[dict[str, Any]] | None = None
         self._hooks: dict[str, list[Callable[..., Any]]] | None = None
         self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
-        self._chat: Chat | None = None
         self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
-        self._stop_reason: StopReason | None = None
-        self._human_input: list[str] = []
         self._handoffs: Handoffs | None = None
-        self._handoff_requested: Any = None
+        self._tools_version = 0
         self._runs_own_tools = False
         self._usage_summary: UsageSummary | None = None
         for tool_name, function in (function_map or {}).items():
@@ -173,12 +181,34 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     @property
     def system_message(self) -> str:
-        """The system message sent with every model request."""
+        """The system message sent with every model request (in the chat being served, if it changed it)."""
+        chat = current_chat.get()
+        if chat is not None:
+            changed = chat.state.system_messages.get(self.name)
+            if changed is not None:
+                return changed
         return str(self._oai_system_message[0]["content"])
 
     def update_system_message(self, system_message: str) -> None:
-        """Replace the system message (takes effect from the next model request)."""
-        self._oai_system_message[0] = {"content": system_message, "role": "system"}
+        """Replace the system message, from the next model request on.
+
+        Inside a chat (a tool, a hook, ``UPDATE_SYSTEM_MESSAGE``) it changes the agent's system message in
+        that chat only; outside, for the chats it takes part in from then on.
+        """
+        if not isinstance(system_message, str):
+            raise TypeError(f"system_message must be a string, not {type(system_message).__name__}")
+        chat = current_chat.get()
+        if chat is not None and chat.by_name.get(self.name) is self:
+            chat.state.system_messages[self.name] = system_message
+        else:
+            self._oai_system_message[0] = {"content": system_message, "role": "system"}
+
+    def _system_messages(self, chat: Chat | None) -> list[Message]:
+        if chat is not None:
+            changed = chat.state.system_messages.get(self.name)
+            if changed is not None:
+                return [{"content": changed, "role": "system"}]
+        return self._oai_system_message
 
     def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
         """The auto-reply limit, for ``sender`` if given."""
@@ -196,25 +226,52 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self._max_consecutive_auto_reply_dict[sender] = value
 
     def reset_consecutive_auto_reply_counter(self, sender: Agent | None = None) -> None:
-        """Reset the auto-reply counter, for all senders or one."""
+        """Reset the auto-reply counter (in the chat being served, or the latest), for all senders or one."""
+        chat = current_chat.get() or self._last_chat
+        if chat is not None:
+            chat.state.auto_replies.pop(self.name, None)
         if sender is None:
-            self._consecutive_auto_reply_counter.clear()
+            self._loose_auto_replies.clear()
         else:
-            self._consecutive_auto_reply_counter[sender] = 0
+            self._loose_auto_replies[sender] = 0
+
+    def _auto_replies(self, sender: Agent | None) -> tuple[dict[Any, int], Any]:
+        """The auto-reply counters to use and this agent's key in them: the chat's, inside a chat."""
+        chat = current_chat.get()
+        if chat is not None:
+            return chat.state.auto_replies, self.name
+        return self._loose_auto_replies, sender
 
     # ------------------------------------------------------------------------------------------------
     # views of conversations
 
+    def _find_view(self, peer: Agent) -> View | None:
+        """This agent's view of its conversation with ``peer``: in the chat being served, else the latest."""
+        chat = current_chat.get()
+        if chat is not None and chat.peers.get(self) is peer:
+            return chat.views[self]
+        return self._views.get(peer)
+
     def _view(self, peer: Agent) -> View:
-        view = self._views.get(peer)
+        """Like :meth:`_find_view`, starting an empty view if there is none."""
+        view = self._find_view(peer)
         if view is None:
             view = self._views[peer] = View(for_model=self.client is not None)
         return view
 
+    def _joined(self, chat: Chat) -> None:
+        """Point this agent's read APIs at ``chat``, its latest."""
+        self._views[chat.peers[self]] = chat.views[self]
+        self._last_chat = chat
+
     @property
     def chat_messages(self) -> defaultdict[Agent, list[Message]]:
-        """``{peer: messages}``: this agent's view of each conversation it has had."""
-        return defaultdict(list, {peer: view.messages for peer, view in self._views.items()})
+        """``{peer: messages}``: this agent's view of its latest conversation with each peer."""
+        views = dict(self._views)
+        chat = current_chat.get()
+        if chat is not None and self in chat.views:
+            views[chat.peers[self]] = chat.views[self]
+        return defaultdict(list, {peer: view.messages for peer, view in views.items()})
 
     def _view_messages(self, sender: Agent | None) -> list[Message]:
         return self._view(sender).messages if sender is not None else []
@@ -225,6 +282,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def last_message(self, agent: Agent | None = None) -> Message | None:
         """The last message of the conversation with ``agent`` (the only one, if ``agent`` is None)."""
+        chat = current_chat.get()
+        if agent is None and chat is not None and self in chat.views:
+            agent = chat.peers[self]
         if agent is None:
             if not self._views:
                 return None
@@ -234,9 +294,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 )
             view = next(iter(self._views.values()))
         else:
-            if agent not in self._views:
+            if agent not in self._views and not (chat is not None and chat.peers.get(self) is agent):
                 raise KeyError(f"{self.name} has had no conversation with {agent.name}")
-            view = self._views[agent]
+            view = self._view(agent)
         return view.messages[-1] if view.messages else None
 
     def clear_history(
@@ -351,17 +411,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             )
         register_nested_chats(self, chat_queue, trigger, position=position, use_async=use_async)
 
-    def _take_handoff(self) -> Any:
-        handoff, self._handoff_requested = self._handoff_requested, None
-        return handoff
-
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
         hook_lists = self._hooks
         if hook_lists is not None:
             for hook in hook_lists["update_agent_state"]:
                 hook(self, messages)
-        if self._handoffs is not None and self._handoffs.llm_conditions:
-            self._handoffs.refresh(self, messages)
         if hook_lists is None:
             return messages
         hooks = hook_lists["process_last_received_message"]
@@ -390,7 +444,6 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        self._stop_reason = None
         messages = self._prepare_messages(messages)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
@@ -417,7 +470,6 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("a_generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        self._stop_reason = None
         messages = self._prepare_messages(messages)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
@@ -435,23 +487,20 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return self._default_auto_reply
 
     def _note_final_none(self, reply_func: ReplyFunction) -> None:
-        if self._stop_reason is None:
-            self._stop_reason = StopReason(
-                StopKind.REPLY_FUNC_FINAL_NONE,
-                f"Reply function {function_name(reply_func)} of {self.name} returned a final None",
-                self.name,
+        chat = current_chat.get()
+        if chat is not None:
+            chat.note_reply_stop(
+                self,
+                StopReason(
+                    StopKind.REPLY_FUNC_FINAL_NONE,
+                    f"Reply function {function_name(reply_func)} of {self.name} returned a final None",
+                    self.name,
+                ),
             )
-
-    def _pop_stop_reason(self) -> StopReason:
-        reason = self._stop_reason or StopReason(
-            StopKind.REPLY_FUNC_FINAL_NONE, f"{self.name} produced no reply", self.name
-        )
-        self._stop_reason = None
-        return reason
 
     def _take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
-        messages = self._views[peer].messages
+        messages = chat.views[self].messages
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = self._own_tool_reply(messages)
@@ -461,7 +510,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     async def _a_take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
-        messages = self._views[peer].messages
+        messages = chat.views[self].messages
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = await self._a_own_tool_reply(messages)
@@ -478,13 +527,28 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     # ------------------------------------------------------------------------------------------------
     # context variables
 
+    @property
+    def context_variables(self) -> dict[str, Any]:
+        """The context variables of the chat being served (from inside a chat), else of this agent's latest
+        chat, else those its chats begin with. Setting it sets the latter."""
+        chat = current_chat.get() or self._last_chat
+        return self._context_variables if chat is None else chat.state.context_variables
+
+    @context_variables.setter
+    def context_variables(self, context_variables: dict[str, Any]) -> None:
+        if not isinstance(context_variables, dict):
+            kind = type(context_variables).__name__
+            raise TypeError(f"context_variables must be a dict or ContextVariables, not {kind}")
+        self._context_variables = context_variables
+        self._last_chat = None
+
     def get_context(self, key: str, default: Any = None) -> Any:
-        """A context variable of the chat this agent is in."""
-        return self._context_variables.get(key, default)
+        """A context variable (see :attr:`context_variables`)."""
+        return self.context_variables.get(key, default)
 
     def set_context(self, key: str, value: Any) -> None:
-        """Set a context variable of the chat this agent is in."""
-        self._context_variables[key] = value
+        """Set a context variable (see :attr:`context_variables`)."""
+        self.context_variables[key] = value
 
     # ------------------------------------------------------------------------------------------------
     # sending and receiving
@@ -496,7 +560,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         request_reply: bool | None = None,
         silent: bool | None = False,
     ) -> None:
-        """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks."""
+        """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks.
+
+        The message continues the latest conversation between the two agents.
+        """
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
         chat.play()
@@ -542,7 +609,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
         requested = request_reply if request_reply is not None else recipient.reply_at_receive[self]
         rule = RepliesOnReceive(self, recipient, requested=bool(requested))
-        return Chat({self: recipient, recipient: self}, rule, silent=bool(silent), report_stop=False)
+        return self._conversation(recipient, rule, silent)
 
     def _received(
         self,
@@ -555,9 +622,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         requested = request_reply if request_reply is not None else self.reply_at_receive[sender]
         if not requested:
             return None
-        rule = RepliesOnReceive(sender, self, requested=True)
-        chat = Chat({self: sender, sender: self}, rule, silent=bool(silent), report_stop=False)
+        chat = self._conversation(sender, RepliesOnReceive(sender, self, requested=True), silent)
         chat.last_speaker = sender
+        chat.state.last_speaker = sender.name
+        return chat
+
+    def _conversation(self, peer: ConversableAgent, rule: RepliesOnReceive, silent: bool | None) -> Chat:
+        """A chat continuing this agent's latest conversation with ``peer`` (``send``/``receive``)."""
+        views = {self: self._view(peer), peer: peer._view(self)}
+        chat = Chat({self: peer, peer: self}, rule, silent=bool(silent), report_stop=False, views=views)
+        self._joined(chat)
+        peer._joined(chat)
         return chat
 
     # ------------------------------------------------------------------------------------------------
@@ -573,6 +648,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         clear_history: bool = True,
         silent: bool | None = False,
         cache: Any = None,
+        *,
+        store: Any = None,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
         **kwargs: Any,
     ) -> ChatResult:
         """Start a chat with ``recipient`` with ``message``, and run it until a rule ends it.
@@ -585,8 +664,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             summary_method: ``"last_msg"``, ``"reflection_with_llm"``, or
                 ``(sender, recipient, summary_args) -> str``.
             summary_args: e.g. ``{"summary_prompt": ...}`` for ``reflection_with_llm``.
-            clear_history: start from an empty conversation.
+            clear_history: start from an empty conversation (else continue the latest one between the two).
             silent: do not print the conversation.
+            store: keep the chat in this store (a URL such as ``"sqlite:///chats.db"``, or a store
+                object): it survives a crash, and the same call continues it (see docs/durability.md).
+            chat_id: the chat's id; with ``store``, the chat to continue if it exists.
+            listeners: functions that get this chat's events.
             **kwargs: ``carryover`` (text or list appended to the message as context).
 
         Returns:
@@ -599,13 +682,14 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     f"{agent.name} has async reply functions {unusable}: run the chat with a_initiate_chat, "
                     "or register them with ignore_async_in_sync_chat=True"
                 )
-        chat, summary_args = self._open_chat(
-            recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
-        )
-        if message is None and max_turns != 0:
-            chat.append(run_sync(self._initial_from_human(chat, kwargs, sync=True)), self)
-        chat.play()
-        return run_sync(self._close_chat(chat, recipient, summary_method, summary_args, sync=True))
+        opening = _Opening(message, max_turns, summary_method, summary_args, clear_history, silent, kwargs)
+        with durability(store, chat_id) as durable:
+            chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
+            if not (durable is not None and durable.finished):
+                if chat.state.rounds == 0 and message is None and max_turns != 0:
+                    chat.append(run_sync(self._initial_from_human(chat, kwargs, sync=True)), self)
+                chat.play()
+            return run_sync(self._close_chat(chat, recipient, opening, sync=True))
 
     async def a_initiate_chat(
         self,
@@ -617,39 +701,42 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         clear_history: bool = True,
         silent: bool | None = False,
         cache: Any = None,
+        *,
+        store: Any = None,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
         **kwargs: Any,
     ) -> ChatResult:
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
-        chat, summary_args = self._open_chat(
-            recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
-        )
-        if message is None and max_turns != 0:
-            chat.append(await self._initial_from_human(chat, kwargs, sync=False), self)
-        await chat.a_play()
-        return await self._close_chat(chat, recipient, summary_method, summary_args, sync=False)
+        opening = _Opening(message, max_turns, summary_method, summary_args, clear_history, silent, kwargs)
+        with durability(store, chat_id) as durable:
+            chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
+            if not (durable is not None and durable.finished):
+                if chat.state.rounds == 0 and message is None and max_turns != 0:
+                    chat.append(await self._initial_from_human(chat, kwargs, sync=False), self)
+                await chat.a_play()
+            return await self._close_chat(chat, recipient, opening, sync=False)
 
     def _open_chat(
         self,
         recipient: ConversableAgent,
-        message: Any,
-        max_turns: int | None,
-        summary_method: SummaryMethod,
-        summary_args: dict[str, Any] | None,
-        clear_history: bool,
-        silent: bool | None,
-        kwargs: dict[str, Any],
-    ) -> tuple[Chat, dict[str, Any]]:
+        opening: _Opening,
+        durable: Durability | None,
+        chat_id: str | None,
+        listeners: Sequence[Listener],
+    ) -> Chat:
         if not isinstance(recipient, ConversableAgent):
             raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
         if recipient.name == self.name:
             raise ValueError(f"two agents in one chat share the name {self.name!r}; names must be unique")
+        max_turns, message = opening.max_turns, opening.message
         if max_turns is not None and (
             not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 0
         ):
             raise ValueError(f"max_turns must be None or a non-negative int, not {max_turns!r}")
-        check_summary_method(summary_method)
-        if summary_args is not None and not isinstance(summary_args, dict):
-            raise TypeError(f"summary_args must be a dict, not {summary_args!r}")
+        check_summary_method(opening.summary_method)
+        if opening.summary_args is not None and not isinstance(opening.summary_args, dict):
+            raise TypeError(f"summary_args must be a dict, not {opening.summary_args!r}")
         if message is not None and not (isinstance(message, str | dict) or callable(message)):
             raise TypeError(
                 f"message must be a string, a message dict or a callable, not {type(message).__name__}"
@@ -657,11 +744,20 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if isinstance(message, dict):
             to_message(message)
         chat = recipient._chat_started_by(
-            self, max_turns=max_turns, clear_history=clear_history, silent=bool(silent)
+            self,
+            max_turns=max_turns,
+            clear_history=opening.clear_history or (durable is not None and durable.resuming),
+            silent=bool(opening.silent),
+            chat_id=chat_id_of(durable, chat_id),
+            listeners=listeners,
         )
-        if max_turns != 0 and message is not None:
-            chat.append(self._initial_message(message, recipient, kwargs), self)
-        return chat, dict(summary_args or {})
+        if durable is not None:
+            durable.attach(chat, chat.state.shape, [*chat.peers])
+        for agent in chat.peers:
+            agent._joined(chat)
+        if chat.state.rounds == 0 and max_turns != 0 and message is not None:
+            chat.append(self._initial_message(message, recipient, opening.kwargs), self)
+        return chat
 
     def _initial_message(self, message: Any, recipient: ConversableAgent, kwargs: dict[str, Any]) -> Any:
         if callable(message) and not isinstance(message, str | dict):
@@ -674,64 +770,68 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return _with_carryover(message, kwargs.get("carryover"))
 
     async def _initial_from_human(self, chat: Chat, kwargs: dict[str, Any], *, sync: bool) -> Any:
-        reply = await self._ask_human(">", sync)
-        chat.human_input.append(reply)
+        reply = await self._ask_human(">", sync, chat)
         return _with_carryover(reply, kwargs.get("carryover"))
 
     def _chat_started_by(
-        self, initiator: ConversableAgent, *, max_turns: int | None, clear_history: bool, silent: bool
+        self,
+        initiator: ConversableAgent,
+        *,
+        max_turns: int | None,
+        clear_history: bool,
+        silent: bool,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
     ) -> Chat:
         """The chat ``initiator.initiate_chat(self, ...)`` runs; the initiator then appends its message.
 
         A two-agent chat by default; a group chat manager returns its group chat instead.
         """
-        initiator._prepare_chat(self, clear_history)
-        self._prepare_chat(initiator, clear_history)
         initiator.reply_at_receive[self] = max_turns is None
+        self.reply_at_receive[initiator] = True
         conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
+        views = None if clear_history else {initiator: initiator._view(self), self: self._view(initiator)}
         return Chat(
             {initiator: self, self: initiator},
             Alternating(initiator, self),
             conditions=conditions,
-            context_variables=initiator._context_variables,
+            context_variables=copy.copy(initiator._context_variables),
             silent=silent,
+            listeners=listeners,
+            chat_id=chat_id,
+            views=views,
         )
 
-    def _prepare_chat(self, recipient: ConversableAgent, clear_history: bool) -> None:
-        self.reset_consecutive_auto_reply_counter(recipient)
-        self.reply_at_receive[recipient] = True
-        if clear_history:
-            self.clear_history(recipient)
-            self._human_input = []
-
     async def _close_chat(
-        self,
-        chat: Chat,
-        recipient: ConversableAgent,
-        summary_method: SummaryMethod,
-        summary_args: dict[str, Any],
-        *,
-        sync: bool,
+        self, chat: Chat, recipient: ConversableAgent, opening: _Opening, *, sync: bool
     ) -> ChatResult:
-        saved = self._chat
-        self._chat = chat
-        result = chat.result(self._view(recipient).messages)
+        result = chat.result(chat.views[self].messages if self in chat.views else None)
+        if chat.state.summary is not None:
+            return result
+        token = current_chat.set(chat)
         try:
-            result.summary = await summarize(self, recipient, summary_method, summary_args, sync=sync)
+            summary = await summarize(
+                self, recipient, opening.summary_method, dict(opening.summary_args or {}), sync=sync
+            )
+            if sync:
+                chat.finish(summary)
+            else:
+                await chat.a_finish(summary)
         except Exception as error:
             attach_partial_result(error, result)
             raise
         finally:
-            self._chat = saved
-        result.cost = chat.usage.to_dict()
+            current_chat.reset(token)
+        result.summary = summary
+        result.cost = chat.state.usage.to_dict()
         return result
 
     def reset(self) -> None:
         """Forget all conversations and counters."""
         self._views.clear()
-        self.reset_consecutive_auto_reply_counter()
+        self._last_chat = None
+        self._loose_auto_replies.clear()
         self.reply_at_receive.clear()
-        self._human_input = []
         for index, entry in enumerate(self._reply_func_list):
             if entry["reset_config"] is not None:
                 entry["reset_config"](entry["config"])
@@ -772,6 +872,19 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         for model, counts in total.items():
             if model != "total_cost":
                 print(f"  {model}: {counts}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Opening:
+    """What ``initiate_chat`` was asked to do."""
+
+    message: Any
+    max_turns: int | None
+    summary_method: SummaryMethod
+    summary_args: dict[str, Any] | None
+    clear_history: bool
+    silent: bool | None
+    kwargs: dict[str, Any]
 
 
 def _with_carryover(message: Any, carryover: Any) -> Any:

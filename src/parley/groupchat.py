@@ -12,6 +12,7 @@ human, a reply function's final ``None``).
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import warnings
@@ -20,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.agent import Agent, ConversableAgent, HumanInputMode
-from parley.engine import Chat
-from parley.events import ConsolePrinter, Notice
+from parley.engine import Chat, current_chat
+from parley.events import ConsolePrinter, Listener, Notice
 from parley.messages import Message, as_own, content_str, to_logged
 from parley.speaker_selection import (
     DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
@@ -304,9 +305,10 @@ class ManagerTermination:
     manager: GroupChatManager
 
     def check(self, chat: Chat) -> StopReason | None:
-        if chat.rounds == 0:
+        state = chat.state
+        if state.rounds == 0:
             return None
-        message = chat.messages[-1]
+        message = state.messages[-1]
         if not self.manager._is_termination_msg(message):
             return None
         return StopReason(
@@ -372,11 +374,21 @@ class GroupChatManager(ConversableAgent):
         return None if self._last_chat is None else self._last_chat.last_speaker
 
     def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
-        """The group chat's messages (whoever ``agent`` is)."""
+        """The group chat's messages (whoever ``agent`` is): of the chat being served, else the latest."""
+        chat = current_chat.get()
+        if chat is not None and any(peer is self for peer in chat.peers.values()):
+            return chat.state.messages
         return self._groupchat.messages
 
     def _chat_started_by(
-        self, initiator: ConversableAgent, *, max_turns: int | None, clear_history: bool, silent: bool
+        self,
+        initiator: ConversableAgent,
+        *,
+        max_turns: int | None,
+        clear_history: bool,
+        silent: bool,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
@@ -388,24 +400,34 @@ class GroupChatManager(ConversableAgent):
                 )
             participants[initiator] = self
         for agent in participants:
-            agent._prepare_chat(self, clear_history)
-        if clear_history:
-            groupchat.reset()
-        if groupchat.send_introductions and not groupchat.messages:
-            introduction = to_logged(groupchat.introductions_msg(), self.name)
-            for agent in groupchat.agents:
-                agent._view(self).add(introduction)
+            agent.reply_at_receive[self] = True
+        if self._last_chat is not None and self._last_chat.running:
+            log: list[Message] = [] if clear_history else list(groupchat.messages)
+        else:
+            if clear_history:
+                groupchat.reset()
+            log = groupchat.messages
+        groupchat.messages = log
+        views = None if clear_history else {agent: agent._view(self) for agent in participants}
         conditions: list[StopCondition] = [ManagerTermination(self), max_round_condition(groupchat.max_round)]
         if max_turns == 0:
             conditions.append(max_turns_condition(0))
         chat = Chat(
             participants,
             SpeakerSelection(groupchat, self),
+            shape="group",
             conditions=conditions,
-            context_variables=initiator._context_variables,
+            context_variables=copy.copy(initiator._context_variables),
             silent=silent or self._silent,
+            listeners=listeners,
+            chat_id=chat_id,
+            views=views,
+            log=log,
         )
-        chat.messages = groupchat.messages
+        if groupchat.send_introductions and not log:
+            introduction = to_logged(groupchat.introductions_msg(), self.name)
+            for agent in groupchat.agents:
+                chat.views[agent].add(introduction)
         self._last_chat = chat
         return chat
 

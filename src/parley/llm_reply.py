@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from parley.messages import Message, MessageSequence, View, flatten_for_model
+from parley.engine import current_chat
+from parley.journal import usage_data
+from parley.messages import Message, MessageSequence, Reply, View, flatten_for_model
 from parley.models.base import ModelClient, ModelResponse
 from parley.models.usage import UsageSummary
 
@@ -19,11 +21,12 @@ class ModelReplyMixin:
 
     client: ModelClient | None
     _usage_summary: UsageSummary | None
-    _chat: Chat | None
     _views: dict[Agent, View]
-    _oai_system_message: list[Message]
 
-    _tool_schemas: Callable[[], list[dict[str, Any]]]
+    _oai_system_message: list[Message]
+    _tool_schemas: Callable[..., list[dict[str, Any]]]
+    _system_messages: Callable[[Chat | None], list[Message]]
+    _find_view: Callable[[Agent], View | None]
 
     def generate_oai_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -33,7 +36,7 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = client.create(request, self._tool_schemas())
+        response = client.create(request, self._tool_schemas(messages))
         return True, self._reply_from(response)
 
     async def a_generate_oai_reply(
@@ -44,18 +47,25 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = await client.a_create(request, self._tool_schemas())
+        response = await client.a_create(request, self._tool_schemas(messages))
         return True, self._reply_from(response)
 
     def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
-        view = self._views.get(sender) if sender is not None else None
-        if messages is None and view is not None:
-            messages = view.messages
-        if view is not None and messages is view.messages:
-            flat = view.model_messages
+        chat = current_chat.get()
+        if chat is not None:
+            view = chat.views.get(self)  # type: ignore[call-overload]
+            if view is not None and messages is view.messages:
+                if chat.state.system_messages:
+                    return MessageSequence(self._system_messages(chat), view.model_messages)
+                return MessageSequence(self._oai_system_message, view.model_messages)
+        found = self._find_view(sender) if sender is not None else None
+        if messages is None and found is not None:
+            messages = found.messages
+        if found is not None and messages is found.messages:
+            flat = found.model_messages
         else:
             flat = flatten_for_model(messages or [])
-        return MessageSequence(self._oai_system_message, flat)
+        return MessageSequence(self._system_messages(chat), flat)
 
     @property
     def usage_summary(self) -> UsageSummary:
@@ -66,18 +76,17 @@ class ModelReplyMixin:
 
     def _record_usage(self, response: ModelResponse) -> None:
         self.usage_summary.add(response)
-        if self._chat is not None:
-            self._chat.usage.add(response)
+        chat = current_chat.get()
+        if chat is not None:
+            chat.state.usage.add(response)
+            if chat.journal is not None:
+                chat.journal.usage.append(usage_data(response))
 
     def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
         self._record_usage(response)
         message = response.message
         if message.get("tool_calls"):
-            return {
-                "content": message.get("content"),
-                "role": "assistant",
-                "tool_calls": message["tool_calls"],
-            }
+            return Reply(content=message.get("content"), role="assistant", tool_calls=message["tool_calls"])
         return message.get("content") or ""
 
 

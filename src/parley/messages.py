@@ -28,6 +28,13 @@ def content_str(content: Any) -> str:
     return str(content)
 
 
+class Reply(dict[str, Any]):
+    """A message parley built itself (a model's tool calls, a tool reply): valid by construction, so the
+    conversation logs it as it is, only adding the speaker's name."""
+
+    __slots__ = ()
+
+
 def to_message(message: Any, *, parameter: str = "message") -> Message:
     """Turn a string or a message dict into a new message dict, or fail naming ``parameter``.
 
@@ -64,6 +71,10 @@ def to_logged(message: Any, speaker_name: str, *, parameter: str | None = None) 
     """
     if type(message) is str:
         return {"content": message, "role": "user", "name": speaker_name}
+    if type(message) is Reply:
+        if "name" not in message:
+            message["name"] = speaker_name
+        return message
     try:
         logged = to_message(message)
     except (TypeError, ValueError):

@@ -165,6 +165,10 @@ class SpeakerSelection:
     async def _next(self, chat: Chat, *, sync: bool) -> ConversableAgent | StopReason:
         choice = await self._choose(chat, sync)
         if isinstance(choice, ConversableAgent):
+            if chat.journal is not None:
+                method = self.groupchat.speaker_selection_method
+                if not (isinstance(method, str) and method.lower() == "round_robin"):
+                    chat.record_turn(choice)
             chat.announce_speaker(choice)
         return choice
 
@@ -230,8 +234,9 @@ class SpeakerSelection:
                 )
         else:
             candidates = list(agents)
-        if groupchat.func_call_filter and chat.messages:
-            functions = _called_functions(chat.messages[-1])
+        messages = chat.state.messages
+        if groupchat.func_call_filter and messages:
+            functions = _called_functions(messages[-1])
             if functions:
                 return self._executors(candidates, functions, last)
         return candidates
@@ -288,16 +293,7 @@ class SpeakerSelection:
         problem = ""
         fallback = next_in_turn(self.groupchat.agents, chat.last_speaker, candidates)
         for _ in range(MANUAL_ATTEMPTS):
-            answer = (
-                manager.get_human_input(problem + prompt)
-                if sync
-                else await manager.a_get_human_input(problem + prompt)
-            )
-            if not isinstance(answer, str):
-                raise TypeError(
-                    f"get_human_input of {manager.name} must return a string, returned {answer!r}"
-                )
-            chat.human_input.append(answer)
+            answer = await manager._ask_human(problem + prompt, sync, chat)
             text = answer.strip()
             if text.lower() == "exit":
                 return StopReason(
@@ -370,7 +366,7 @@ class AutoSelection:
         for attempt in range(1, attempts + 1):
             response = client.create(request) if sync else await client.a_create(request)
             manager.usage_summary.add(response)
-            chat.usage.add(response)
+            chat.add_usage(response)
             answer = content_str(response.message.get("content"))
             mentioned = mentioned_agents(answer, candidates)
             if len(mentioned) == 1:

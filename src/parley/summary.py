@@ -50,7 +50,7 @@ async def summarize(
 def conversation_of(sender: ConversableAgent, recipient: ConversableAgent) -> list[Message]:
     """The chat as the recipient saw it, or as the sender saw it if the recipient keeps no view
     (a group chat manager)."""
-    view = recipient._views.get(sender)
+    view = recipient._find_view(sender)
     return (
         view.messages if view is not None and view.messages else sender.chat_messages_for_summary(recipient)
     )

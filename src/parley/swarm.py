@@ -138,7 +138,7 @@ class SwarmAgent(ConversableAgent):
         """Offer ``func`` to the model and run it here; ``context_variables`` stays out of its schema."""
         tool = Tool(func, name=name, description=description or None)
         self._add_llm_tool(tool)
-        self._function_map[tool.name] = tool
+        self._set_function(tool.name, tool)
 
     def add_functions(self, func_list: list[Callable[..., Any]]) -> None:
         """:meth:`add_single_function` for each function."""

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from parley.engine import current_chat
 from parley.events import ContextUpdated, ToolExecuting
-from parley.messages import Message
+from parley.journal import handoff_data, handoff_from_data
+from parley.messages import Message, Reply
 from parley.models.base import ModelClient
-from parley.tools import HandoffCheck, Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
+from parley.tool_calls import HandoffCheck, ToolOutcome, a_run_tool_calls, run_tool_calls
+from parley.tools import Tool, as_tool
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
@@ -21,12 +24,12 @@ class ToolUseMixin:
 
     name: str
     client: ModelClient | None
-    _chat: Chat | None
     _context_variables: dict[str, Any]
     _function_map: dict[str, Tool]
     _llm_tools: dict[str, Tool]
     _llm_tool_schemas: list[dict[str, Any]] | None
     _handoffs: Handoffs | None
+    _tools_version: int
 
     _view_messages: Callable[[Agent | None], list[Message]]
 
@@ -37,21 +40,25 @@ class ToolUseMixin:
         calls = self._pending_tool_calls(messages, sender)
         if not calls:
             return False, None
-        return True, self._tool_reply(
-            run_tool_calls(calls, self._function_map, self._context_variables, self._execution_listener())
-        )
+        chat = current_chat.get()
+        context = self._context_of(chat)
+        if chat is None:
+            return True, self._tool_reply(run_tool_calls(calls, self._function_map, context), chat)
+        options = self._tool_options(chat, calls, None)
+        return True, self._tool_reply(run_tool_calls(calls, self._function_map, context, **options), chat)
 
     async def a_generate_tool_calls_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
     ) -> tuple[bool, dict[str, Any] | None]:
-        """Async twin of :meth:`generate_tool_calls_reply`: async tools run concurrently."""
+        """Async twin of :meth:`generate_tool_calls_reply`: calls run concurrently where they can."""
         calls = self._pending_tool_calls(messages, sender)
         if not calls:
             return False, None
-        outcomes = await a_run_tool_calls(
-            calls, self._function_map, self._context_variables, self._execution_listener()
-        )
-        return True, self._tool_reply(outcomes)
+        chat = current_chat.get()
+        context = self._context_of(chat)
+        options = {} if chat is None else self._tool_options(chat, calls, None)
+        outcomes = await a_run_tool_calls(calls, self._function_map, context, **options)
+        return True, self._tool_reply(outcomes, chat)
 
     _runs_own_tools = False
     """Whether the agent runs its own tool calls, first thing in its next turn (agents of a swarm)."""
@@ -66,18 +73,30 @@ class ToolUseMixin:
         calls = self._own_pending_calls(messages)
         if not calls:
             return None
-        tools, listener, check = self._own_tool_setup()
-        return self._tool_reply(run_tool_calls(calls, tools, self._context_variables, listener, check))
+        chat = current_chat.get()
+        tools = self._executable_tools()
+        if chat is None:
+            return self._tool_reply(run_tool_calls(calls, tools, self._context_variables), chat)
+        check = getattr(chat.rule, "handoff_problem", None)
+        if not (chat.listeners or chat.state.tool_results or chat.journal is not None):
+            outcomes = run_tool_calls(calls, tools, chat.state.context_variables, check_handoff=check)
+        else:
+            options = self._tool_options(chat, calls, check)
+            outcomes = run_tool_calls(calls, tools, chat.state.context_variables, **options)
+        return self._tool_reply(outcomes, chat)
 
     async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
-        """Async twin of :meth:`_own_tool_reply`: async tools run concurrently."""
+        """Async twin of :meth:`_own_tool_reply`: calls run concurrently where they can."""
         calls = self._own_pending_calls(messages)
         if not calls:
             return None
-        tools, listener, check = self._own_tool_setup()
-        return self._tool_reply(
-            await a_run_tool_calls(calls, tools, self._context_variables, listener, check)
-        )
+        chat = current_chat.get()
+        tools = self._executable_tools()
+        if chat is None:
+            return self._tool_reply(await a_run_tool_calls(calls, tools, self._context_variables), chat)
+        options = self._tool_options(chat, calls, getattr(chat.rule, "handoff_problem", None))
+        outcomes = await a_run_tool_calls(calls, tools, chat.state.context_variables, **options)
+        return self._tool_reply(outcomes, chat)
 
     def _own_pending_calls(self, messages: list[Message]) -> list[dict[str, Any]]:
         if not messages:
@@ -88,15 +107,58 @@ class ToolUseMixin:
         calls: list[dict[str, Any]] = last.get("tool_calls") or []
         return calls
 
-    def _own_tool_setup(
-        self,
-    ) -> tuple[Mapping[str, Tool], Callable[[str, str, str | None], None] | None, HandoffCheck | None]:
-        tools: Mapping[str, Tool] = self._function_map
-        if self._handoffs is not None and self._handoffs.llm_conditions:
-            tools = self._handoffs.with_tools(self._function_map)
-        rule = self._chat.rule if self._chat is not None else None
-        check: HandoffCheck | None = getattr(rule, "handoff_problem", None)
-        return tools, self._execution_listener(), check
+    def _executable_tools(self) -> Mapping[str, Tool]:
+        """The functions this agent runs, with its handoff tools (one map, rebuilt when either changes)."""
+        handoffs = self._handoffs
+        if handoffs is None or not handoffs.llm_conditions:
+            return self._function_map
+        if self._merged_versions != (self._tools_version, handoffs.version):
+            self._merged_tools = {**self._function_map, **handoffs.tools_by_name}
+            self._merged_versions = (self._tools_version, handoffs.version)
+        return self._merged_tools
+
+    _merged_versions: tuple[int, int] | None = None
+    _merged_tools: dict[str, Tool] = {}
+
+    def _executable_tool_names(self) -> set[str]:
+        names = set(self._function_map)
+        if self._handoffs is not None:
+            names.update(self._handoffs.tools_by_name)
+        return names
+
+    def _set_function(self, name: str, tool: Tool | None) -> None:
+        """Add, replace or (with ``None``) remove a function this agent executes."""
+        if tool is None:
+            self._function_map.pop(name, None)
+        else:
+            self._function_map[name] = tool
+        self._tools_version += 1
+
+    def _context_of(self, chat: Chat | None) -> dict[str, Any]:
+        return self._context_variables if chat is None else chat.state.context_variables
+
+    def _tool_options(
+        self, chat: Chat, calls: list[dict[str, Any]], check: HandoffCheck | None
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if check is not None:
+            options["check_handoff"] = check
+        if chat.listeners:
+            name = self.name
+
+            def on_execute(tool: str, arguments: str, call_id: str | None) -> None:
+                chat.emit(ToolExecuting(name, tool, arguments, call_id))
+
+            options["on_execute"] = on_execute
+        if chat.state.tool_results:
+            options["known"] = {
+                index: outcome_from_data(data) for index, data in chat.state.tool_results.items()
+            }
+        if chat.journal is not None and len(calls) > 1:
+            options["on_outcome"] = lambda index, outcome: chat.record_tool_outcome(
+                index, outcome_data(outcome)
+            )
+        return options
 
     def _pending_tool_calls(
         self, messages: list[Message] | None, sender: Agent | None
@@ -108,31 +170,26 @@ class ToolUseMixin:
         calls: list[dict[str, Any]] = messages[-1].get("tool_calls") or []
         return calls
 
-    def _execution_listener(self) -> Callable[[str, str, str | None], None] | None:
-        """Where to announce each tool run: nowhere unless the chat has listeners."""
-        return self._on_execute if self._chat is not None and self._chat.listeners else None
-
-    def _on_execute(self, tool: str, arguments: str, call_id: str | None) -> None:
-        if self._chat is not None and self._chat.listeners:
-            self._chat.emit(ToolExecuting(self.name, tool, arguments, call_id))
-
-    def _tool_reply(self, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+    def _tool_reply(self, outcomes: list[ToolOutcome], chat: Chat | None) -> dict[str, Any]:
+        """The tool reply carrying ``outcomes``; their context changes and handoff go to the chat."""
+        context = self._context_of(chat)
         handoff = None
         for outcome in outcomes:
-            if outcome.context_updates:
-                self._context_variables.update(outcome.context_updates)
-                if self._chat is not None and self._chat.listeners:
-                    self._chat.emit(ContextUpdated(self.name, outcome.context_updates))
+            if outcome.context_set or outcome.context_removed:
+                context.update(outcome.context_set)
+                for key in outcome.context_removed:
+                    context.pop(key, None)
+                if chat is not None and chat.listeners:
+                    chat.emit(ContextUpdated(self.name, dict(outcome.context_set)))
             if handoff is None:
                 handoff = outcome.handoff
-        self._handoff_requested = handoff
+        if chat is not None:
+            chat.state.handoff = handoff
         responses = [outcome.as_tool_message() for outcome in outcomes]
         content = (
             responses[0]["content"] if len(responses) == 1 else "\n\n".join(r["content"] for r in responses)
         )
-        return {"role": "tool", "tool_responses": responses, "content": content}
-
-    _handoff_requested: Any = None
+        return Reply(role="tool", tool_responses=responses, content=content)
 
     # ------------------------------------------------------------------------------------------------
     # tools
@@ -141,11 +198,14 @@ class ToolUseMixin:
         self._llm_tools[tool.name] = tool
         self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
 
-    def _tool_schemas(self) -> list[dict[str, Any]]:
+    def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
+        """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
+        available now."""
         if self._llm_tool_schemas is None:
             self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
-        if self._handoffs is not None and self._handoffs.offered_schemas:
-            return self._handoffs.offered_with(self._llm_tool_schemas)
+        handoffs = self._handoffs
+        if handoffs is not None and handoffs.llm_conditions:
+            return handoffs.offered_with(self, messages or [], self._llm_tool_schemas)  # type: ignore[arg-type]
         return self._llm_tool_schemas
 
     @property
@@ -173,15 +233,19 @@ class ToolUseMixin:
         return decorator
 
     def register_for_execution(
-        self, name: str | None = None, *, in_thread: bool = False
+        self, name: str | None = None, *, in_thread: bool = True
     ) -> Callable[[Callable[..., Any]], Tool]:
-        """Decorator: let this agent execute the function when another agent's model calls it."""
+        """Decorator: let this agent execute the function when another agent's model calls it.
+
+        In asynchronous chats a synchronous function runs in a worker thread, so that it does not block
+        the event loop; ``in_thread=False`` calls it directly (for quick functions).
+        """
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name)
-            if in_thread:
-                tool = Tool(tool.func, name=tool.name, description=tool.description, in_thread=True)
-            self._function_map[tool.name] = tool
+            if not in_thread:
+                tool = Tool(tool.func, name=tool.name, description=tool.description, in_thread=False)
+            self._set_function(tool.name, tool)
             return tool
 
         return decorator
@@ -189,10 +253,34 @@ class ToolUseMixin:
     def register_function(self, function_map: dict[str, Callable[..., Any] | None]) -> None:
         """Add (or, with ``None``, remove) functions this agent executes, by name."""
         for tool_name, function in function_map.items():
-            if function is None:
-                self._function_map.pop(tool_name, None)
-            else:
-                self._function_map[tool_name] = as_tool(function, name=tool_name)
+            self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
+
+
+def outcome_data(outcome: ToolOutcome) -> dict[str, Any]:
+    """A tool call's outcome as plain data, for the chat's records."""
+    data: dict[str, Any] = {"call_id": outcome.call_id, "name": outcome.name, "content": outcome.content}
+    if outcome.handoff is not None:
+        data["handoff"] = handoff_data(outcome.handoff)
+    if outcome.context_set:
+        data["context_set"] = dict(outcome.context_set)
+    if outcome.context_removed:
+        data["context_removed"] = list(outcome.context_removed)
+    if outcome.error is not None:
+        data["error"] = outcome.error
+    return data
+
+
+def outcome_from_data(data: dict[str, Any]) -> ToolOutcome:
+    """The outcome :func:`outcome_data` describes."""
+    return ToolOutcome(
+        data.get("call_id"),
+        data.get("name", ""),
+        data.get("content", ""),
+        handoff_from_data(data.get("handoff")),
+        dict(data.get("context_set") or {}),
+        list(data.get("context_removed") or ()),
+        data.get("error"),
+    )
 
 
 def register_function(

@@ -58,24 +58,26 @@ class OnCondition:
         if self.available is None:
             return True
         if isinstance(self.available, str):
-            return bool(agent._context_variables.get(self.available))
+            return bool(agent.context_variables.get(self.available))
         return bool(self.available(agent, messages))
 
 
 @dataclass
 class Handoffs:
-    """The handoffs of one agent: LLM conditions, in order, and an optional after-work target."""
+    """The handoffs of one agent: LLM conditions, in order, and an optional after-work target.
+
+    ``version`` counts the changes, for caches of the tools built from it.
+    """
 
     llm_conditions: list[OnCondition] = field(default_factory=list)
     after_work: TransitionTarget | None = None
+    version: int = 0
     _tools: list[Tool] = field(default_factory=list)
-    _offered: list[dict[str, Any]] = field(default_factory=list)
     _by_name: dict[str, Tool] = field(default_factory=dict)
     _unconditional: bool = True
-    _combined_from: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
-    _combined: list[dict[str, Any]] = field(default_factory=list)
-    _merged_from: tuple[dict[str, Tool], tuple[int, int]] | None = None
-    _merged: dict[str, Tool] = field(default_factory=dict)
+    _offered: dict[tuple[int, tuple[bool, ...]], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
 
     def add_llm_condition(self, condition: OnCondition) -> Handoffs:
         """Offer the model a handoff tool for ``condition``."""
@@ -88,11 +90,13 @@ class Handoffs:
             name, suffix = f"{base}_{suffix}", suffix + 1
         self.llm_conditions.append(condition)
         self._unconditional = self._unconditional and condition.available is None
-        tool = Tool(_transfer(condition.target), name=name[:64], description=condition.prompt)
+        tool = Tool(
+            _transfer(condition.target), name=name[:64], description=condition.prompt, in_thread=False
+        )
         self._tools.append(tool)
         self._by_name[tool.name] = tool
-        if self._unconditional:
-            self._offered = [*self._offered, tool.schema]
+        self._offered = {}
+        self.version += 1
         return self
 
     def add_llm_conditions(self, conditions: list[OnCondition]) -> Handoffs:
@@ -124,40 +128,29 @@ class Handoffs:
         """The ``transfer_to_...`` tools by name."""
         return self._by_name
 
-    def refresh(self, agent: ConversableAgent, messages: list[Message]) -> None:
-        """Recompute which handoff tools the model is offered for its next reply."""
-        if self._unconditional and len(self._offered) == len(self._tools):
-            return
-        self._offered = [
-            tool.schema
-            for tool, condition in zip(self._tools, self.llm_conditions, strict=True)
-            if condition.is_available(agent, messages)
-        ]
+    def available(self, agent: ConversableAgent, messages: list[Message]) -> tuple[bool, ...]:
+        """Which handoffs ``agent`` may take now (by condition), in the chat it is serving."""
+        if self._unconditional:
+            return ()
+        return tuple(condition.is_available(agent, messages) for condition in self.llm_conditions)
 
-    def with_tools(self, tools: dict[str, Tool]) -> dict[str, Tool]:
-        """``tools`` and the ``transfer_to_...`` tools, by name (the same dict while neither changes)."""
-        built_from = self._merged_from
-        if (
-            built_from is None
-            or built_from[0] is not tools
-            or built_from[1] != (len(tools), len(self._tools))
-        ):
-            self._merged_from = (tools, (len(tools), len(self._tools)))
-            self._merged = {**tools, **self.tools_by_name}
-        return self._merged
-
-    @property
-    def offered_schemas(self) -> list[dict[str, Any]]:
-        """The schemas of the handoff tools available now."""
-        return self._offered
-
-    def offered_with(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def offered_with(
+        self, agent: ConversableAgent, messages: list[Message], schemas: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         """``schemas`` followed by the handoff tools available now (the same list while nothing changes)."""
-        built_from = self._combined_from
-        if built_from is None or built_from[0] is not schemas or built_from[1] is not self._offered:
-            self._combined_from = (schemas, self._offered)
-            self._combined = schemas + self._offered
-        return self._combined
+        available = self.available(agent, messages)
+        key = (id(schemas), available)
+        cached = self._offered.get(key)
+        if cached is not None and cached[0] is schemas:
+            return cached[1]
+        if len(self._offered) > 64:
+            self._offered = {}
+        tools = self._tools
+        if available:
+            tools = [tool for tool, ok in zip(tools, available, strict=True) if ok]
+        offered = schemas + [tool.schema for tool in tools]
+        self._offered[key] = (schemas, offered)
+        return offered
 
 
 def _transfer(target: TransitionTarget) -> Callable[[], TransitionTarget]:

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.agent import ConversableAgent
+from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
+from parley.events import Listener
 from parley.group.context_variables import ContextVariables
 from parley.group.targets import AGENT_TARGETS, TransitionTarget
 from parley.group.tool_execution import enable_own_tool_execution
@@ -32,41 +34,65 @@ async def run_group(
     after_work: TransitionTarget,
     silent: bool,
     sync: bool,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> GroupOutcome:
     """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``."""
     agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
     rule = HandoffRule(agents, initial_agent, user_agent, after_work)
     _check_targets(rule, agents)
+    if context_variables is not None and not isinstance(context_variables, dict):
+        raise TypeError(
+            f"context_variables must be a dict or ContextVariables, not {type(context_variables).__name__}"
+        )
     context = context_variables if isinstance(context_variables, ContextVariables) else None
     if context is None:
         context = ContextVariables(context_variables)
     members = [*agents, user_agent] if user_agent is not None else agents
     for agent in members:
-        agent._context_variables = context
         enable_own_tool_execution(agent)
         _forget_earlier_groups(agent)
     manager = GroupManager()
-    chat = Chat(
-        dict.fromkeys(members, manager),
-        rule,
-        conditions=[max_round_condition(max_rounds, count_tool_results=False)],
-        context_variables=context,
-        silent=silent,
-        host=manager,
-    )
     starter = user_agent or _outside_user()
-    _append_initial_messages(chat, rule, messages, starter)
-    if sync:
-        chat.play()
-    else:
-        await chat.a_play()
-    if user_agent is not None:
-        result = chat.result(starter._view(manager).messages)
-    else:
-        result = chat.result(_as_seen_by(starter, chat), copy=False)
-    history = result.chat_history
-    result.summary = last_message_summary(history)
-    return result, context, chat.last_speaker or starter
+    with durability(store, chat_id) as durable:
+        chat = Chat(
+            dict.fromkeys(members, manager),
+            rule,
+            shape="swarm",
+            conditions=[max_round_condition(max_rounds, count_tool_results=False)],
+            context_variables=context,
+            silent=silent,
+            listeners=listeners,
+            host=manager,
+            chat_id=chat_id_of(durable, chat_id),
+        )
+        chat.add_speaker(starter)
+        initial = _initial_messages(chat, messages, starter)
+        if durable is not None:
+            durable.attach(chat, "swarm", members)
+        for agent in members:
+            agent._joined(chat)
+        finished = durable is not None and durable.finished
+        if chat.state.rounds == 0:
+            _start(chat, rule, initial, len(messages) if isinstance(messages, list) else 1)
+        if not finished:
+            if sync:
+                chat.play()
+            else:
+                await chat.a_play()
+        if user_agent is not None:
+            result = chat.result(chat.views[user_agent].messages)
+        else:
+            result = chat.result(_as_seen_by(starter, chat), copy=False)
+        if not finished:
+            summary = last_message_summary(result.chat_history)
+            if sync:
+                chat.finish(summary)
+            else:
+                await chat.a_finish(summary)
+            result.summary = summary
+    return result, chat.state.context_variables, chat.last_speaker or starter  # type: ignore[return-value]
 
 
 def run_group_sync(**kwargs: Any) -> GroupOutcome:
@@ -142,20 +168,32 @@ def _check_target(
             raise ValueError(f"{label}: {error}") from None
 
 
-def _append_initial_messages(
-    chat: Chat, rule: HandoffRule, messages: str | list[dict[str, Any]], starter: ConversableAgent
-) -> None:
+def _initial_messages(
+    chat: Chat, messages: str | list[dict[str, Any]], starter: ConversableAgent
+) -> tuple[Any, ConversableAgent]:
+    """Seed the chat with all but the last of a list of messages (a conversation to continue); return
+    the message that starts the chat (round 1) and who says it."""
     if isinstance(messages, str):
-        chat.append(messages, starter)
-        return
+        return messages, starter
     if not isinstance(messages, list) or not messages:
         raise TypeError("messages must be a string or a non-empty list of message dicts")
     speakers = {agent.name: agent for agent in [starter, *chat.participants]}
+    chosen: list[tuple[Message, ConversableAgent]] = []
     for index, message in enumerate(messages):
         name = message.get("name") if isinstance(message, dict) else None
         if name is not None and name not in speakers:
             raise ValueError(f"messages[{index}] is named {name!r}, which is not an agent of this chat")
-        chat.append(to_message(message, parameter=f"messages[{index}]"), speakers.get(name or "", starter))
-    chat.rounds, chat.tool_result_rounds = 1, 0
-    if len(messages) > 1:
-        rule.resume_with = rule.initial_agent
+        speaker = speakers.get(name or "", starter)
+        chosen.append((to_message(message, parameter=f"messages[{index}]"), speaker))
+    for message, speaker in chosen[:-1]:
+        chat.seed(message, speaker)
+    return chosen[-1]
+
+
+def _start(chat: Chat, rule: HandoffRule, initial: tuple[Any, ConversableAgent], count: int) -> None:
+    """Say the first message; a continued conversation goes on with the initial agent."""
+    message, speaker = initial
+    chat.append(message, speaker)
+    if count > 1:
+        chat.state.turn = rule.initial_agent.name
+        chat.record_turn(rule.initial_agent)

@@ -58,6 +58,8 @@ class HandoffRule:
     them). After its tool results, the agent a tool handed off to, or the same agent to read them. After
     a plain reply, the agent's after-work target, else the chat's. After the user, the agent that handed
     the conversation to the user.
+
+    The rule keeps nothing of one chat: it reads the chat's state, so one rule could serve many chats.
     """
 
     def __init__(
@@ -73,25 +75,18 @@ class HandoffRule:
         self.initial_agent = initial_agent
         self.user_agent = user_agent
         self.after_work = after_work
-        self.last_agent: ConversableAgent | None = None
-        self.resume_with: ConversableAgent | None = None
         self._handoff_problems: dict[Any, str | None] = {}
         self._agents_for: dict[TransitionTarget, ConversableAgent] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
-        resumed = self.resume_with
-        if resumed is not None:
-            self.resume_with = None
-            return resumed
         speaker = chat.last_speaker
         if speaker is None or speaker not in self._members:
-            return self.last_agent or self.initial_agent
-        self.last_agent = speaker
-        message = chat.messages[-1]
+            return self.initial_agent
+        message = chat.state.messages[-1]
         if message.get("tool_calls"):
             return speaker
         if message["role"] == "tool":
-            handoff = speaker._take_handoff()
+            handoff = chat.take_handoff()
             if handoff is None:
                 return speaker
             return self.resolve(as_target(handoff, what="a handoff"), speaker, chat, via="handoff")
