@@ -845,17 +845,23 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         else:
             self.reply_at_receive[sender] = False
 
-    def initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
-        """Run a queue of chats from this agent, one after another, carrying each summary into the next."""
+    def initiate_chats(
+        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    ) -> list[ChatResult]:
+        """Run a queue of chats from this agent, one after another, carrying each summary into the next
+        (see :func:`parley.nested.initiate_chats`)."""
         from parley.nested import initiate_chats
 
-        return initiate_chats([{"sender": self, **chat} for chat in chat_queue])
+        return initiate_chats([{"sender": self, **chat} for chat in chat_queue], store=store, chat_id=chat_id)
 
-    async def a_initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+    async def a_initiate_chats(
+        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    ) -> list[ChatResult]:
         """Async twin of :meth:`initiate_chats`."""
         from parley.nested import a_initiate_chats
 
-        return await a_initiate_chats([{"sender": self, **chat} for chat in chat_queue])
+        queue = [{"sender": self, **chat} for chat in chat_queue]
+        return await a_initiate_chats(queue, store=store, chat_id=chat_id)
 
     def get_total_usage(self) -> dict[str, Any]:
         """Every model call this agent made, in AG2's usage shape (including cached calls)."""

@@ -351,6 +351,8 @@ class Chat:
         await self._loop(sync=False)
 
     async def _loop(self, *, sync: bool) -> None:
+        if self.state.stop_reason is not None:
+            return
         token = current_chat.set(self)
         self.running = True
         speaking: ConversableAgent | None = None

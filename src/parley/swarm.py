@@ -8,13 +8,14 @@ the model chose), else by the speaker's after-work, else by the chat's after-wor
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from parley.agent import ConversableAgent
 from parley.assistants import UserProxyAgent
 from parley.engine import run_sync
+from parley.events import Listener
 from parley.group.handoffs import OnCondition
 from parley.group.results import SwarmResult
 from parley.group.run import GroupOutcome, run_group
@@ -164,6 +165,9 @@ def initiate_swarm_chat(
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     *,
     silent: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> GroupOutcome:
     """Run a swarm from ``initial_agent`` until a handoff, after-work or limit ends it.
 
@@ -179,6 +183,10 @@ def initiate_swarm_chat(
         after_work: what happens when an agent replies with neither a handoff nor a tool call and has no
             after-work of its own: an ``AFTER_WORK``, an option, an agent, or a function.
         silent: do not print the conversation.
+        store: keep the chat in this store (a URL such as ``"sqlite:///chats.db"``, or a store object):
+            it survives a crash, and the same call continues it (see docs/durability.md).
+        chat_id: the chat's id; with ``store``, the chat to continue if it exists.
+        listeners: functions that get this chat's events.
 
     Returns:
         ``(ChatResult, context_variables, last_speaker)``.
@@ -196,6 +204,9 @@ async def a_initiate_swarm_chat(
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     *,
     silent: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_swarm_chat`: async tools, models and humans are awaited."""
     return await run_group(**_swarm_arguments(locals()), sync=False)

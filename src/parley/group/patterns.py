@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.engine import run_sync
+from parley.events import Listener
 from parley.group.context_variables import ContextVariables
 from parley.group.run import GroupOutcome, run_group
 from parley.group.targets import TerminateTarget, TransitionTarget, as_target
@@ -49,9 +50,16 @@ def initiate_group_chat(
     max_rounds: int = 20,
     *,
     silent: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> GroupOutcome:
-    """Run the pattern's group chat; return ``(ChatResult, context_variables, last_agent)``."""
-    return run_sync(run_group(**_pattern_arguments(pattern, messages, max_rounds, silent), sync=True))
+    """Run the pattern's group chat; return ``(ChatResult, context_variables, last_agent)``.
+
+    ``store``, ``chat_id`` and ``listeners`` are as for :func:`~parley.swarm.initiate_swarm_chat`.
+    """
+    arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
+    return run_sync(run_group(**arguments, store=store, chat_id=chat_id, listeners=listeners, sync=True))
 
 
 async def a_initiate_group_chat(
@@ -60,9 +68,13 @@ async def a_initiate_group_chat(
     max_rounds: int = 20,
     *,
     silent: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_group_chat`."""
-    return await run_group(**_pattern_arguments(pattern, messages, max_rounds, silent), sync=False)
+    arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
+    return await run_group(**arguments, store=store, chat_id=chat_id, listeners=listeners, sync=False)
 
 
 def _pattern_arguments(
