@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from parley import events
 from parley.chat_result import ChatResult
 from parley.coroutines import run_sync
+from parley.durable import chat_scope
 from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
 from parley.journal import handoff_data, usage_data
 from parley.messages import Message, View, as_own, model_form, to_logged
@@ -128,6 +129,9 @@ class Chat:
         self.running = False
         self._reply_stop: tuple[Named, StopReason, int] | None = None
         self._answers: list[tuple[str, str]] = []
+        scope = chat_scope.get()
+        if scope is not None:
+            scope.chats.append(self)
 
     # ------------------------------------------------------------------------------------------------
     # reading the state
