@@ -25,8 +25,15 @@ def note(ledger: Path, line: str) -> None:
 
 
 def main(store: str, chat_id: str, ledger_dir: str) -> None:
-    from parley import AFTER_WORK, ON_CONDITION, FunctionModel, ModelRequest, SwarmAgent, tool_call
-    from parley import initiate_swarm_chat
+    from parley import (
+        AFTER_WORK,
+        ON_CONDITION,
+        FunctionModel,
+        ModelRequest,
+        SwarmAgent,
+        initiate_swarm_chat,
+        tool_call,
+    )
 
     ledger = Path(ledger_dir)
     (ledger / "charges").mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,10 @@ def start(store: str, chat_id: str, ledger: Path) -> subprocess.Popen[str]:
     )
     assert process.stdout is not None
     ready = process.stdout.readline()
-    assert ready == "ready\n", f"the child did not start: {ready!r} {process.stderr.read() if process.stderr else ''}"
+    if ready != "ready\n":
+        raise AssertionError(
+            f"the child did not start: {ready!r} {process.stderr.read() if process.stderr else ''}"
+        )
     return process
 
 
@@ -76,7 +79,9 @@ def chaos(store: str, tmp_path: Path) -> None:
     assert final["context"] == reference["context"]
     model_calls, tool_runs = ledger_counts(ledger)
     extra = (model_calls - reference_work[0]) + (tool_runs - reference_work[1])
-    assert 0 <= extra <= killed, f"{extra} model requests and tool runs more than uninterrupted, {killed} kills"
+    assert 0 <= extra <= killed, (
+        f"{extra} model requests and tool runs more than uninterrupted; {killed} kills"
+    )
     charges = sorted(path.name for path in (ledger / "charges").iterdir())
     assert charges == sorted(path.name for path in (reference_ledger / "charges").iterdir())
 
