@@ -73,6 +73,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         description: what the agent does, for group chats (defaults to the system message).
         functions: functions the agent both offers to its model and executes.
         context_variables: the context the chats this agent starts begin with (a copy each).
+        tool_timeout: the time limit, in seconds, of each tool call this agent executes (tools registered
+            with their own ``timeout`` keep it); ``None``: no limit.
     """
 
     DEFAULT_SYSTEM_MESSAGE = "You are a helpful AI Assistant."
@@ -95,6 +97,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         context_variables: dict[str, Any] | None = None,
         functions: list[Callable[..., Any]] | Callable[..., Any] | None = None,
         update_agent_state_before_reply: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         if human_input_mode not in HUMAN_INPUT_MODES:
             raise ValueError(f"human_input_mode must be one of {HUMAN_INPUT_MODES}, not {human_input_mode!r}")
@@ -138,6 +141,13 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._hooks: dict[str, list[Callable[..., Any]]] | None = None
         self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
         self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
+        if tool_timeout is not None and (
+            isinstance(tool_timeout, bool)
+            or not isinstance(tool_timeout, int | float)
+            or not tool_timeout > 0
+        ):
+            raise ValueError(f"tool_timeout must be a positive number of seconds, not {tool_timeout!r}")
+        self.tool_timeout: float | None = tool_timeout
         self._handoffs: Handoffs | None = None
         self._tools_version = 0
         self._runs_own_tools = False

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from parley.timeouts import ToolTimeout, a_call_with_timeout, call_with_timeout
 from parley.tools import Tool, ToolResult
 
 HandoffCheck = Callable[[Any], "str | None"]
@@ -86,8 +87,9 @@ class ToolOutcome:
         return f"ToolOutcome({self.name!r}, {self.content!r:.60})"
 
 
-_Call = tuple[int, Tool, "str | None", dict[str, Any]]
-"""One planned call: its index in the message, the tool, the call's id and its validated arguments."""
+_Call = tuple[int, Tool, "str | None", dict[str, Any], "float | None"]
+"""One planned call: its index in the message, the tool, the call's id, its validated arguments and its
+time limit."""
 
 
 def run_tool_calls(
@@ -99,14 +101,16 @@ def run_tool_calls(
     check_handoff: HandoffCheck | None = None,
     known: Mapping[int, ToolOutcome] | None = None,
     on_outcome: OnOutcome | None = None,
+    timeout: float | None = None,
 ) -> list[ToolOutcome]:
     """Run a message's tool calls (see the module docstring) and return their outcomes in call order.
 
     Synchronous functions are called directly; async ones run concurrently on a private event loop (in a
     worker thread if this thread already runs one). ``known`` holds outcomes already recorded, by call
-    index; ``on_outcome`` is told each new outcome.
+    index; ``on_outcome`` is told each new outcome; ``timeout`` is the time limit of tools without their
+    own (see :mod:`parley.timeouts`).
     """
-    outcomes, planned = _plan_all(tool_calls, tools, known)
+    outcomes, planned = _plan_all(tool_calls, tools, known, timeout)
     working = _Working(context_variables, outcomes if known else None)
     later: list[_Call] = []
     timed = on_execute is not None
@@ -144,12 +148,13 @@ async def a_run_tool_calls(
     check_handoff: HandoffCheck | None = None,
     known: Mapping[int, ToolOutcome] | None = None,
     on_outcome: OnOutcome | None = None,
+    timeout: float | None = None,
 ) -> list[ToolOutcome]:
     """Like :func:`run_tool_calls`, on the running event loop: async functions and synchronous ones in
     worker threads run concurrently; context-taking calls one after another, in call order."""
     import asyncio
 
-    outcomes, planned = _plan_all(tool_calls, tools, known)
+    outcomes, planned = _plan_all(tool_calls, tools, known, timeout)
     working = _Working(context_variables, outcomes if known else None)
     concurrent: list[asyncio.Future[ToolOutcome]] = []
     timed = on_execute is not None
@@ -171,7 +176,10 @@ async def a_run_tool_calls(
 
 
 def _plan_all(
-    tool_calls: Sequence[dict[str, Any]], tools: Mapping[str, Tool], known: Mapping[int, ToolOutcome] | None
+    tool_calls: Sequence[dict[str, Any]],
+    tools: Mapping[str, Tool],
+    known: Mapping[int, ToolOutcome] | None,
+    timeout: float | None,
 ) -> tuple[list[ToolOutcome | None], list[_Call]]:
     """The calls to run, and a list of outcomes with those of the others (recorded, or errors) filled in."""
     outcomes: list[ToolOutcome | None] = []
@@ -197,7 +205,7 @@ def _plan_all(
             outcomes.append(ToolOutcome(call_id, name, message, error=message))
             continue
         outcomes.append(None)
-        planned.append((index, tool, call_id, arguments))
+        planned.append((index, tool, call_id, arguments, timeout if tool.timeout is None else tool.timeout))
     return outcomes, planned
 
 
@@ -251,26 +259,33 @@ class _Working:
 
 
 def _invoke(call: _Call, context: dict[str, Any] | None, timed: bool) -> ToolOutcome:
-    _, tool, call_id, arguments = call
+    _, tool, call_id, arguments, timeout = call
     before = None if context is None else _snapshot(context)
     started = time.perf_counter() if timed else 0.0
     try:
-        result = tool.func(**tool.call_arguments(arguments, context, call_id))
+        if timeout is None:
+            result = tool.func(**tool.call_arguments(arguments, context, call_id))
+        else:
+            result = call_with_timeout(tool.func, tool.call_arguments(arguments, context, call_id), timeout)
     except Exception as error:
         return _failure(call, error, started)
     return _outcome(call, result, context, before, started)
 
 
 async def _a_invoke(call: _Call, context: dict[str, Any] | None, timed: bool) -> ToolOutcome:
-    _, tool, call_id, arguments = call
-    if not tool.is_async:
+    _, tool, call_id, arguments, timeout = call
+    if not tool.is_async and not (tool.in_thread and timeout is not None):
         if tool.in_thread:
             return await _in_thread(call, context, timed)
         return _invoke(call, context, timed)
     before = None if context is None else _snapshot(context)
     started = time.perf_counter() if timed else 0.0
     try:
-        result = await tool.func(**tool.call_arguments(arguments, context, call_id))
+        kwargs = tool.call_arguments(arguments, context, call_id)
+        if timeout is None:
+            result = await tool.func(**kwargs)
+        else:
+            result = await a_call_with_timeout(tool.func, kwargs, timeout, is_async=tool.is_async)
     except Exception as error:
         return _failure(call, error, started)
     return _outcome(call, result, context, before, started)
@@ -300,7 +315,10 @@ def _snapshot(context: dict[str, Any]) -> dict[str, Any]:
 
 def _failure(call: _Call, error: Exception, started: float) -> ToolOutcome:
     name = call[1].name
-    message = f"Error: {name} raised {type(error).__name__}: {error}"
+    if isinstance(error, ToolTimeout):
+        message = f"Error: {name} timed out: {error}"
+    else:
+        message = f"Error: {name} raised {type(error).__name__}: {error}"
     duration = time.perf_counter() - started if started else 0.0
     return ToolOutcome(call[2], name, message, error=message, duration_s=duration)
 

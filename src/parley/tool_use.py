@@ -30,6 +30,7 @@ class ToolUseMixin:
     _llm_tool_schemas: list[dict[str, Any]] | None
     _handoffs: Handoffs | None
     _tools_version: int
+    tool_timeout: float | None
 
     _view_messages: Callable[[Agent | None], list[Message]]
 
@@ -41,11 +42,9 @@ class ToolUseMixin:
         if not calls:
             return False, None
         chat = current_chat.get()
-        context = self._context_of(chat)
-        if chat is None:
-            return True, self._tool_reply(run_tool_calls(calls, self._function_map, context), chat)
         options = self._tool_options(chat, calls, None)
-        return True, self._tool_reply(run_tool_calls(calls, self._function_map, context, **options), chat)
+        outcomes = run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
+        return True, self._tool_reply(outcomes, chat)
 
     async def a_generate_tool_calls_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -55,9 +54,8 @@ class ToolUseMixin:
         if not calls:
             return False, None
         chat = current_chat.get()
-        context = self._context_of(chat)
-        options = {} if chat is None else self._tool_options(chat, calls, None)
-        outcomes = await a_run_tool_calls(calls, self._function_map, context, **options)
+        options = self._tool_options(chat, calls, None)
+        outcomes = await a_run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
         return True, self._tool_reply(outcomes, chat)
 
     _runs_own_tools = False
@@ -75,14 +73,14 @@ class ToolUseMixin:
             return None
         chat = current_chat.get()
         tools = self._executable_tools()
-        if chat is None:
-            return self._tool_reply(run_tool_calls(calls, tools, self._context_variables), chat)
-        check = getattr(chat.rule, "handoff_problem", None)
-        if not (chat.listeners or chat.state.tool_results or chat.journal is not None):
+        if chat is not None and not (
+            chat.listeners or chat.state.tool_results or chat.journal is not None or self.tool_timeout
+        ):
+            check = getattr(chat.rule, "handoff_problem", None)
             outcomes = run_tool_calls(calls, tools, chat.state.context_variables, check_handoff=check)
         else:
-            options = self._tool_options(chat, calls, check)
-            outcomes = run_tool_calls(calls, tools, chat.state.context_variables, **options)
+            options = self._tool_options(chat, calls, _handoff_check(chat))
+            outcomes = run_tool_calls(calls, tools, self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
 
     async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
@@ -91,11 +89,8 @@ class ToolUseMixin:
         if not calls:
             return None
         chat = current_chat.get()
-        tools = self._executable_tools()
-        if chat is None:
-            return self._tool_reply(await a_run_tool_calls(calls, tools, self._context_variables), chat)
-        options = self._tool_options(chat, calls, getattr(chat.rule, "handoff_problem", None))
-        outcomes = await a_run_tool_calls(calls, tools, chat.state.context_variables, **options)
+        options = self._tool_options(chat, calls, _handoff_check(chat))
+        outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
 
     def _own_pending_calls(self, messages: list[Message]) -> list[dict[str, Any]]:
@@ -138,11 +133,15 @@ class ToolUseMixin:
         return self._context_variables if chat is None else chat.state.context_variables
 
     def _tool_options(
-        self, chat: Chat, calls: list[dict[str, Any]], check: HandoffCheck | None
+        self, chat: Chat | None, calls: list[dict[str, Any]], check: HandoffCheck | None
     ) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if check is not None:
             options["check_handoff"] = check
+        if self.tool_timeout is not None:
+            options["timeout"] = self.tool_timeout
+        if chat is None:
+            return options
         if chat.listeners:
             name = self.name
 
@@ -233,18 +232,25 @@ class ToolUseMixin:
         return decorator
 
     def register_for_execution(
-        self, name: str | None = None, *, in_thread: bool = True
+        self, name: str | None = None, *, in_thread: bool = True, timeout: float | None = None
     ) -> Callable[[Callable[..., Any]], Tool]:
         """Decorator: let this agent execute the function when another agent's model calls it.
 
         In asynchronous chats a synchronous function runs in a worker thread, so that it does not block
-        the event loop; ``in_thread=False`` calls it directly (for quick functions).
+        the event loop; ``in_thread=False`` calls it directly (for quick functions). ``timeout``
+        (seconds) bounds each call (default: the agent's ``tool_timeout``).
         """
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name)
-            if not in_thread:
-                tool = Tool(tool.func, name=tool.name, description=tool.description, in_thread=False)
+            if not in_thread or timeout is not None:
+                tool = Tool(
+                    tool.func,
+                    name=tool.name,
+                    description=tool.description,
+                    in_thread=in_thread,
+                    timeout=timeout,
+                )
             self._set_function(tool.name, tool)
             return tool
 
@@ -254,6 +260,11 @@ class ToolUseMixin:
         """Add (or, with ``None``, remove) functions this agent executes, by name."""
         for tool_name, function in function_map.items():
             self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
+
+
+def _handoff_check(chat: Chat | None) -> HandoffCheck | None:
+    """The chat's rule says whether a handoff can be taken (swarms); ``None`` if it does not hand off."""
+    return getattr(chat.rule, "handoff_problem", None) if chat is not None else None
 
 
 def outcome_data(outcome: ToolOutcome) -> dict[str, Any]:
@@ -290,8 +301,10 @@ def register_function(
     executor: ConversableAgent,
     name: str | None = None,
     description: str | None = None,
+    timeout: float | None = None,
 ) -> Tool:
-    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it."""
+    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it (within
+    ``timeout`` seconds, if given)."""
     tool = caller.register_for_llm(name=name, description=description)(f)
-    executor.register_for_execution(name=name)(tool)
+    executor.register_for_execution(name=name, timeout=timeout)(tool)
     return tool

@@ -56,6 +56,8 @@ class Tool:
     Call it like the function it wraps. In asynchronous chats a synchronous function runs in a worker
     thread, so that it never blocks the event loop; ``in_thread=False`` calls it directly instead (for
     quick functions: a thread costs tens of microseconds). Synchronous chats always call it directly.
+    ``timeout`` (seconds) bounds a call: when it passes, the model is told the tool timed out (see
+    :mod:`parley.timeouts` for what happens to the function).
     """
 
     def __init__(
@@ -65,7 +67,12 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         in_thread: bool = True,
+        timeout: float | None = None,
     ) -> None:
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise ValueError(f"a tool's timeout must be a positive number of seconds, not {timeout!r}")
         if isinstance(func, Tool):
             func = func.func
         if not callable(func):
@@ -82,6 +89,7 @@ class Tool:
             not inspect.isfunction(func) and inspect.iscoroutinefunction(type(func).__call__)
         )
         self.in_thread = in_thread
+        self.timeout = timeout
         signature = _signature_of(func, self.name, doc)
         self.injects_context = signature.injects_context
         self.injects_call_id = signature.injects_call_id
