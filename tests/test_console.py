@@ -135,21 +135,41 @@ def test_events_of_a_kind_the_console_does_not_show_print_nothing():
     assert printed(Unknown("x")) == ""  # type: ignore[arg-type]
 
 
-def test_each_event_is_flushed_as_it_is_printed():
+def test_what_precedes_a_wait_is_flushed_at_once():
     class Recording(io.StringIO):
         def __init__(self) -> None:
             super().__init__()
             self.flushed: list[str] = []
 
         def flush(self) -> None:
-            self.flushed.append(self.getvalue())
+            self.flushed.append(self.getvalue().splitlines()[-1])
 
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
     out = Recording()
     printer = ConsolePrinter(out)
-    printer(SpeakerSelected("a"))
-    printer(Notice("n"))
+    for event in (
+        MessageSent("a", "b", {"role": "assistant", "name": "a", "content": None, "tool_calls": [call]}),
+        ToolExecuting("a", "lookup", "{}", "c1"),  # the tool runs next
+        ContextUpdated("a", {"k": 1}),
+        MessageSent("a", "b", {"role": "tool", "name": "a", "content": "found", "tool_call_id": "c1"}),
+        Handoff("a", "b", "handoff"),
+        SpeakerSelected("b"),
+        MessageSent("b", "a", {"role": "assistant", "name": "b", "content": "hi"}),
+        Notice("n"),
+        ChatStopped(StopReason(StopKind.MAX_ROUND, "done", None)),
+    ):
+        printer(event)
 
-    assert out.flushed == ["\nNext speaker: a\n\n", "\nNext speaker: a\n\n\n>>>>>>>> n\n"]
+    # a message with tool calls and a context update are followed at once by the next event
+    assert out.flushed == [
+        "Input arguments: {}",
+        RULE,
+        ">>>>>>>> handoff: a -> b",
+        "",
+        RULE,
+        ">>>>>>>> n",
+        ">>>>>>>> CHAT STOPPED: done",
+    ]
 
 
 # a whole chat ----------------------------------------------------------------------------------------

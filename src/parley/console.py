@@ -66,14 +66,20 @@ _terminal_colours: list[Colours] = []
 
 E = TypeVar("E")
 ShowMethod = Callable[["ConsolePrinter", E], str]
-_shown: dict[type, ShowMethod[Any]] = {}
+Flush = bool | Callable[[E], bool]
+_shown: dict[type, tuple[ShowMethod[Any], Flush[Any]]] = {}
 
 
-def shows(kind: type[E]) -> Callable[[ShowMethod[E]], ShowMethod[E]]:
-    """Register the decorated :class:`ConsolePrinter` method as the way events of ``kind`` are shown."""
+def shows(kind: type[E], *, flush: Flush[E] = True) -> Callable[[ShowMethod[E]], ShowMethod[E]]:
+    """Register the decorated :class:`ConsolePrinter` method as the way events of ``kind`` are shown.
+
+    ``flush`` says whether the chat may wait after such an event (for a model, a tool or a human), so
+    that what was printed must be seen now: ``True``, ``False``, or a function of the event. Events
+    after which the chat goes straight on are left in the output's buffer, saving a system call.
+    """
 
     def register(method: ShowMethod[E]) -> ShowMethod[E]:
-        _shown[kind] = method
+        _shown[kind] = (method, flush)
         return method
 
     return register
@@ -105,7 +111,8 @@ def _detect_colours() -> Colours:
 class ConsolePrinter:
     """Prints a chat's events as AG2 does: plain text to a file or pipe, in colour at a terminal.
 
-    Every event is written at once and flushed, so that a chat can be followed as it runs (``tail -f``).
+    Every event is written at once, in one write, and flushed when the chat may wait after it, so that
+    a chat printed to a file or a pipe can be followed as it runs (``tail -f``).
 
     Args:
         file: where to write; by default ``sys.stdout`` as it is when each event arrives.
@@ -122,16 +129,19 @@ class ConsolePrinter:
         self.colours = colours
 
     def __call__(self, event: Event) -> None:
-        show = _shown.get(type(event))
-        if show is None:
+        shown = _shown.get(type(event))
+        if shown is None:
             return
+        show, flush = shown
         out = self._file or sys.stdout
         out.write(show(self, event))
-        out.flush()
+        if flush is True or (flush is not False and flush(event)):
+            out.flush()
 
     # one method per event kind: the event's text, each line ending with a newline ----------------------
 
-    @shows(MessageSent)
+    # A message's tool calls are executed next (a tool that runs prints its own event, which flushes).
+    @shows(MessageSent, flush=lambda event: not event.message.get("tool_calls"))
     def message_sent(self, event: MessageSent) -> str:
         c = self.colours
         message = event.message
@@ -175,7 +185,8 @@ class ConsolePrinter:
             f"Call ID: {event.call_id}\nInput arguments: {event.arguments}\n"
         )
 
-    @shows(ContextUpdated)
+    # A tool changed the context: its result, or the next tool, comes next.
+    @shows(ContextUpdated, flush=False)
     def context_updated(self, event: ContextUpdated) -> str:
         c = self.colours
         return f"\n{c.context}>>>>>>>> CONTEXT UPDATED by {event.agent}: {event.changes}{c.reset}\n"
