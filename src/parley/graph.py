@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley.group.patterns import DefaultPattern
 from parley.group.targets import (
     AfterWorkOption,
     AgentNameTarget,
@@ -35,6 +34,7 @@ from parley.group.targets import (
 
 if TYPE_CHECKING:
     from parley.agent import ConversableAgent
+    from parley.group.patterns import DefaultPattern
 
 EdgeKind = Literal["condition", "after_work"]
 
@@ -168,6 +168,8 @@ def handoff_graph(
             after-work.
         ValueError: a handoff or after-work names an agent that is not in the chat.
     """
+    from parley.group.patterns import DefaultPattern  # a pattern's run imports this module
+
     if isinstance(agents, DefaultPattern):
         pattern = agents
         agents = pattern.agents
