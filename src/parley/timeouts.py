@@ -12,14 +12,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
 import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 
 class ToolTimeout(Exception):
@@ -44,6 +45,8 @@ async def a_call_with_timeout(
 ) -> Any:
     """Async twin of :func:`call_with_timeout`: an async function is cancelled, a synchronous one runs in
     a worker thread that is abandoned when the limit passes."""
+    import asyncio
+
     if is_async:
         awaitable: Awaitable[Any] = function(**arguments)
     else:
@@ -110,6 +113,8 @@ _watchdog = _Watchdog()
 
 
 def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
+    import concurrent.futures
+
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()
     context = contextvars.copy_context()
 
@@ -132,6 +137,8 @@ def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> co
 def _in_abandonable_thread(
     function: Callable[..., Any], arguments: dict[str, Any], seconds: float
 ) -> concurrent.futures.Future[Any]:
+    import concurrent.futures
+
     future = _start_thread(function, arguments)
     try:
         future.result(timeout=seconds)
