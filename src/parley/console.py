@@ -27,6 +27,7 @@ from parley.events import (
     ToolExecuting,
 )
 from parley.messages import content_str
+from parley.models.streaming import StreamedText
 
 RULE = "-" * 80
 """The line that closes every message, as in AG2."""
@@ -127,6 +128,27 @@ class ConsolePrinter:
         if colours is None:
             colours = terminal_colours() if _is_terminal(file or sys.stdout) else PLAIN
         self.colours = colours
+
+    def stream_to(self, agent: str) -> Callable[[StreamedText], None] | None:
+        """Where a streamed reply of ``agent`` is shown as it arrives: at a terminal, this console; to a
+        file or a pipe nowhere (the reply is printed whole, as without streaming)."""
+        out = self._file or sys.stdout
+        if not _is_terminal(out):
+            return None
+        c = self.colours
+        started: list[str] = []
+
+        def show(piece: StreamedText) -> None:
+            if not started:
+                started.append(agent)
+                out.write(f"{c.sender}{agent} (streaming):{c.reset}\n")
+            if piece.tool_call is not None and piece.tool_call not in started:
+                started.append(piece.tool_call)
+                out.write(f"\n{c.banner}calling {piece.tool_call}:{c.reset} ")
+            out.write(piece.text)
+            out.flush()
+
+        return show
 
     def __call__(self, event: Event) -> None:
         shown = _shown.get(type(event))

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,17 +31,27 @@ from parley.budgets import Budgets
 from parley.chat_result import ChatResult
 from parley.coroutines import run_sync
 from parley.durable import chat_scope
-from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
+from parley.events import (
+    ChatStarted,
+    ChatStopped,
+    ConsolePrinter,
+    Event,
+    Listener,
+    MessageSent,
+    SpeakerSelected,
+)
 from parley.journal import handoff_data, usage_data
 from parley.limits import Condition, Spent, check_stop_when
 from parley.messages import Message, View, as_own, model_form, to_logged
 from parley.state import ChatState
 from parley.termination import StopCondition, StopKind, StopReason
+from parley.tracing import environment_trace as _environment_trace
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
     from parley.journal import Journal, Replayed
     from parley.models.base import ModelResponse
+    from parley.models.streaming import TokenSink
     from parley.store import ChatStore
 
 current_chat: ContextVar[Chat | None] = ContextVar("parley_current_chat", default=None)
@@ -119,10 +130,20 @@ class Chat:
         self.host = host
         self.rule = rule
         self.conditions = list(conditions)
-        self.listeners: list[Listener] = [*events.subscribers, *listeners]
+        outer = current_chat.get()
+        self.listeners: list[Listener] = [*events.subscribers, *listeners, *_environment_trace()]
+        if outer is not None and outer.listeners:
+            self.listeners.extend(events.inherited(outer.listeners))
+        if len(self.listeners) > 1:
+            self.listeners = list({id(listener): listener for listener in self.listeners}.values())
         self.report_stop = report_stop
         if not silent:
             self.listeners.append(ConsolePrinter())
+        self.handoff_tool = ""
+        """The tool whose handoff the chat took last (for events)."""
+        self.describe: Callable[[], dict[str, Any] | None] | None = None
+        """What the ``chat_started`` event says of the chat's handoff graph (set by swarms)."""
+        self._emitted = 0
         continued = views or {}
         self.views: dict[ConversableAgent, View] = {
             agent: continued.get(agent) or View(for_model=agent.client is not None) for agent in self.peers
@@ -138,7 +159,6 @@ class Chat:
         if scope is not None:
             scope.chats.append(self)
         own = check_stop_when(stop_when)
-        outer = current_chat.get()
         self.budgets: Budgets | None = None
         if own is not None or (outer is not None and outer.budgets is not None):
             if own is not None:
@@ -263,7 +283,8 @@ class Chat:
 
     def _announce(self, logged: Message, speaker: ConversableAgent) -> None:
         recipient = self.peers.get(speaker) or self.host
-        self.emit(MessageSent(speaker.name, recipient.name if recipient else "", logged))
+        index = len(self.state.messages) - 1
+        self.emit(MessageSent(speaker.name, recipient.name if recipient else "", logged, index))
 
     def record_turn(self, speaker: ConversableAgent) -> None:
         """Keep a choice of the next speaker that the log cannot tell (a model's or a human's), so that a
@@ -318,9 +339,32 @@ class Chat:
         return StopReason(StopKind.REPLY_FUNC_FINAL_NONE, f"{agent.name} produced no reply", agent.name)
 
     def emit(self, event: Event) -> None:
-        """Send an event to every listener."""
+        """Stamp an event with the chat's id, its sequence number and the time, and send it to every
+        listener (after a ``chat_started`` event, if it is the chat's first)."""
+        if self._emitted == 0:
+            self._emitted = 1
+            self.emit(self._started())
+        event.chat_id = self.state.chat_id
+        event.seq = self._emitted - 1
+        event.ts = time.time()
+        self._emitted += 1
         for listener in self.listeners:
             listener(event)
+
+    def token_sink(self, agent: str) -> TokenSink | None:
+        """Where ``agent``'s streamed reply goes as it arrives: the first listener that shows streams."""
+        for listener in self.listeners:
+            sink = getattr(listener, "stream_to", None)
+            if sink is not None:
+                found: TokenSink | None = sink(agent)
+                if found is not None:
+                    return found
+        return None
+
+    def _started(self) -> ChatStarted:
+        agents = [agent.name for agent in self.peers]
+        graph = self.describe() if self.describe is not None else None
+        return ChatStarted(self.state.shape, agents, dict(self.state.context_variables), graph)
 
     def stop(self, reason: StopReason) -> None:
         """End the chat for ``reason`` (the first reason given wins)."""
@@ -420,7 +464,7 @@ class Chat:
             else:
                 await self.journal.a_write("stopped", {"stop_reason": reason.to_dict()})
         if self.listeners and self.report_stop and reason is not None:
-            self.emit(ChatStopped(reason))
+            self.emit(ChatStopped(reason, self.state.usage.totals()))
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
@@ -432,10 +476,10 @@ class Chat:
         finally:
             chat_scope.reset(token)
 
-    def announce_speaker(self, speaker: ConversableAgent) -> None:
-        """Tell listeners which agent the rule picked (group chats print it)."""
+    def announce_speaker(self, speaker: ConversableAgent, reason: str = "") -> None:
+        """Tell listeners which agent the rule picked, and why (group chats print it)."""
         if self.listeners:
-            self.emit(SpeakerSelected(speaker.name))
+            self.emit(SpeakerSelected(speaker.name, reason))
 
     # ------------------------------------------------------------------------------------------------
     # results and resuming
