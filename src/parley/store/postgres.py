@@ -81,19 +81,17 @@ _TABLES = (
         since timestamptz NOT NULL,
         lock_key bigint NOT NULL)""",
 )
-_APPEND = """
-WITH appended AS (
-    INSERT INTO parley_records (chat_id, seq, kind, data)
-    SELECT %(chat_id)s, r.seq, r.kind, r.data
-    FROM unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(datas)s::text[]) AS r (seq, kind, data)
-)
+_UPSERT_CHAT = """
 INSERT INTO parley_chats AS c (chat_id, created_at, updated_at, record_count, first_kind, last_kind)
-VALUES (%(chat_id)s, %(now)s, %(now)s, %(count)s, %(first)s, %(last)s)
+VALUES (%s, now(), now(), %s, %s, %s)
 ON CONFLICT (chat_id) DO UPDATE SET
     updated_at = excluded.updated_at,
     record_count = c.record_count + excluded.record_count,
     last_kind = excluded.last_kind
 """
+_APPEND_SQL: dict[int, str] = {}
+"""The append statement for n records, one row of parameters each (no array: dumping one escapes every
+character of the records' text); kept for small n, which is nearly every append."""
 _SELECT_RECORDS = "SELECT seq, kind, data FROM parley_records WHERE chat_id = %s ORDER BY seq"
 _LIST_CHATS = """
 WITH live AS MATERIALIZED (
@@ -308,7 +306,7 @@ class PostgresStore:
         self._check_open()
         try:
             with self._pool.connection() as connection:
-                connection.execute(_APPEND, _append_parameters(chat_id, records))
+                connection.execute(_append_statement(records), _append_parameters(chat_id, records))
         except psycopg.errors.UniqueViolation:
             raise self._conflict(chat_id, records) from None
         except (psycopg.Error, PoolTimeout) as error:
@@ -488,17 +486,25 @@ class PostgresChatLog:
         return f"PostgresChatLog({self.chat_id!r}, {self.store.url!r})"
 
 
-def _append_parameters(chat_id: str, records: Sequence[StoredRecord]) -> dict[str, Any]:
-    return {
-        "chat_id": chat_id,
-        "seqs": [record.seq for record in records],
-        "kinds": [record.kind for record in records],
-        "datas": [record.data for record in records],
-        "now": datetime.now(UTC),
-        "count": len(records),
-        "first": records[0].kind,
-        "last": records[-1].kind,
-    }
+def _append_statement(records: Sequence[StoredRecord]) -> str:
+    """One statement that inserts the records and updates the chat's row: one round trip, atomic."""
+    count = len(records)
+    statement = _APPEND_SQL.get(count)
+    if statement is None:
+        rows = ", ".join(["(%s, %s, %s, %s)"] * count)
+        statement = f"WITH appended AS (INSERT INTO parley_records (chat_id, seq, kind, data) VALUES {rows})"
+        statement += _UPSERT_CHAT
+        if count <= 64:
+            _APPEND_SQL[count] = statement
+    return statement
+
+
+def _append_parameters(chat_id: str, records: Sequence[StoredRecord]) -> list[Any]:
+    parameters: list[Any] = []
+    for record in records:
+        parameters += (chat_id, record.seq, record.kind, record.data)
+    parameters += (chat_id, len(records), records[0].kind, records[-1].kind)
+    return parameters
 
 
 def _cause(error: BaseException) -> str:

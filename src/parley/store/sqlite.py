@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -352,7 +353,7 @@ class SQLiteChatLog:
 
 
 def _now() -> float:
-    return datetime.now(UTC).timestamp()
+    return time.time()
 
 
 def _time(epoch: float) -> datetime:
