@@ -52,7 +52,7 @@ POOL_TIMEOUT_S = 15.0
 """How long an append waits for a pooled connection before the store counts as unavailable."""
 APPLICATION_NAME = "parley"
 """How the store's connections name themselves to the server (``pg_stat_activity``), unless the URL says."""
-TAKEOVER_GRACE = "250ms"
+TAKEOVER_GRACE = "500ms"
 """How long opening a chat whose lease is taken waits for it: the server may take a moment to notice
 that the holder's process died (a live holder keeps it, and the open fails)."""
 LEASE_KEEPALIVES = {"tcp_keepalives_idle": 10, "tcp_keepalives_interval": 5, "tcp_keepalives_count": 3}

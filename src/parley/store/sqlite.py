@@ -40,38 +40,39 @@ from parley.store.lease_files import LeaseFile, stop_using, use_lease_file
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to the same file before giving up."""
 
-_TABLES = """
-CREATE TABLE IF NOT EXISTS parley_chats (
-    chat_id TEXT PRIMARY KEY,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    record_count INTEGER NOT NULL,
-    first_kind TEXT NOT NULL,
-    last_kind TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS parley_records (
-    chat_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (chat_id, seq)
-);
-CREATE TABLE IF NOT EXISTS parley_leases (
-    chat_id TEXT PRIMARY KEY,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    since REAL NOT NULL
-);
-"""
+_NOW = "(julianday('now') - 2440587.5) * 86400.0"  # seconds since 1970, to the millisecond
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS parley_chats (
+        chat_id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        record_count INTEGER NOT NULL,
+        first_kind TEXT NOT NULL,
+        last_kind TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS parley_records (
+        chat_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (chat_id, seq))""",
+    """CREATE TABLE IF NOT EXISTS parley_leases (
+        chat_id TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        since REAL NOT NULL)""",
+    # The chat's row follows its records inside SQLite: appending one record is then one statement,
+    # committed on its own, with no Python between the two tables.
+    f"""CREATE TRIGGER IF NOT EXISTS parley_record_appended AFTER INSERT ON parley_records
+    BEGIN
+        INSERT INTO parley_chats (chat_id, created_at, updated_at, record_count, first_kind, last_kind)
+        VALUES (NEW.chat_id, {_NOW}, {_NOW}, 1, NEW.kind, NEW.kind)
+        ON CONFLICT (chat_id) DO UPDATE SET
+            updated_at = excluded.updated_at,
+            record_count = record_count + 1,
+            last_kind = excluded.last_kind;
+    END""",
+)
 _INSERT_RECORD = "INSERT INTO parley_records (chat_id, seq, kind, data) VALUES (?, ?, ?, ?)"
-_UPSERT_CHAT = """
-INSERT INTO parley_chats (chat_id, created_at, updated_at, record_count, first_kind, last_kind)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (chat_id) DO UPDATE SET
-    updated_at = excluded.updated_at,
-    record_count = record_count + excluded.record_count,
-    last_kind = excluded.last_kind
-"""
 _SELECT_RECORDS = "SELECT seq, kind, data FROM parley_records WHERE chat_id = ? ORDER BY seq"
 
 
@@ -102,6 +103,9 @@ class SQLiteStore:
         try:
             self._prepare(create)
             self._lease_file: LeaseFile = use_lease_file(self.path + "-leases")
+        except OSError as error:
+            self._connection.close()
+            raise StoreUnavailableError(f"cannot open the store {self.url}: lease file: {error}") from error
         except BaseException:
             self._connection.close()
             raise
@@ -142,9 +146,8 @@ class SQLiteStore:
                     )
                     version = SCHEMA_VERSION
                 self._check_version(version)
-                for statement in _TABLES.split(";"):
-                    if statement.strip():
-                        connection.execute(statement)
+                for statement in _TABLES:
+                    connection.execute(statement)
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")
@@ -202,7 +205,7 @@ class SQLiteStore:
         rows = self._read(
             "SELECT c.chat_id, c.created_at, c.updated_at, c.record_count, c.first_kind, c.last_kind, "
             "l.pid, l.host, l.since FROM parley_chats c LEFT JOIN parley_leases l USING (chat_id) "
-            "ORDER BY c.created_at, c.chat_id",
+            "ORDER BY c.created_at, c.rowid",
             (),
         )
         chats = []
@@ -236,25 +239,21 @@ class SQLiteStore:
     # inside -------------------------------------------------------------------------------------------
 
     def _append(self, chat_id: str, records: Sequence[StoredRecord]) -> None:
-        now = _now()
         rows = [(chat_id, record.seq, record.kind, record.data) for record in records]
         with self._lock:
             self._check_open()
             connection = self._connection
             try:
-                connection.execute("BEGIN IMMEDIATE")
-                try:
-                    if len(rows) == 1:
-                        connection.execute(_INSERT_RECORD, rows[0])
-                    else:
+                if len(rows) == 1:  # one statement is one transaction
+                    connection.execute(_INSERT_RECORD, rows[0])
+                else:
+                    connection.execute("BEGIN IMMEDIATE")
+                    try:
                         connection.executemany(_INSERT_RECORD, rows)
-                    connection.execute(
-                        _UPSERT_CHAT, (chat_id, now, now, len(rows), records[0].kind, records[-1].kind)
-                    )
-                    connection.execute("COMMIT")
-                except BaseException:
-                    connection.execute("ROLLBACK")
-                    raise
+                        connection.execute("COMMIT")
+                    except BaseException:
+                        connection.execute("ROLLBACK")
+                        raise
             except sqlite3.IntegrityError:
                 stored = {
                     seq
