@@ -28,6 +28,8 @@ from parley.store import Durability, StoreURLError, open_store, parse_store_url,
             Durability.POWER,
         ),
         ("postgresql:///chats", "postgresql", "postgresql:///chats", Durability.PROCESS),
+        ("memory://", "memory", "", Durability.PROCESS),
+        ("memory://tests", "memory", "tests", Durability.PROCESS),
     ],
 )
 def test_accepted_forms(url: str, scheme: str, target: str, durability: Durability):
@@ -56,6 +58,7 @@ def test_a_home_directory_path_is_expanded(monkeypatch):
         ("sqlite:///chats.db?timeout=3", "unknown parameter 'timeout' for SQLite"),
         ("postgresql://db:port/chats", "Port could not be cast to integer value as 'port'"),
         ("postgresql://db/chats?durability=", "durability must be 'process' or 'power', not ''"),
+        ("memory:///chats", "a memory store has a name at most (memory://NAME)"),
     ],
 )
 def test_a_malformed_url_names_itself_what_is_wrong_and_the_accepted_forms(url: str, why: str):
@@ -66,7 +69,8 @@ def test_a_malformed_url_names_itself_what_is_wrong_and_the_accepted_forms(url: 
     assert message.startswith(f"malformed store URL {url!r}: {why}")
     assert message.endswith(
         "the accepted forms are sqlite:///relative/path.db, sqlite:////absolute/path.db, or "
-        "postgresql://user:password@host:port/database; either may end with ?durability=power"
+        "postgresql://user:password@host:port/database, either ending with ?durability=power if need be; "
+        "or memory:// (kept in this process only)"
     )
     assert isinstance(caught.value, ValueError)
 

@@ -1,7 +1,8 @@
 """Durable chats: stores that keep each chat as an append-only sequence of records.
 
 ``open_store("sqlite:///chats.db")`` (embedded, the default) or ``open_store("postgresql://...")``
-returns a :class:`ChatStore`; ``store.open(chat_id)`` leases one chat and returns its :class:`ChatLog`.
+returns a :class:`ChatStore` (``memory://`` one that lives as long as the process); ``store.open(chat_id)``
+leases one chat and returns its :class:`ChatLog`.
 The store classes are imported on first use, so that importing this package stays light.
 """
 
@@ -23,12 +24,15 @@ from parley.store.transcript import ChatTranscript, ContextChange, read_transcri
 from parley.store.urls import StoreURL, open_store, parse_store_url, redact, store_from_url
 
 if TYPE_CHECKING:
+    from parley.store.memory import MemoryChatLog, MemoryStore
     from parley.store.postgres import PostgresChatLog, PostgresStore
     from parley.store.sqlite import SQLiteChatLog, SQLiteStore
 
 _LAZY = {
     "SQLiteStore": "parley.store.sqlite",
     "SQLiteChatLog": "parley.store.sqlite",
+    "MemoryStore": "parley.store.memory",
+    "MemoryChatLog": "parley.store.memory",
     "PostgresStore": "parley.store.postgres",
     "PostgresChatLog": "parley.store.postgres",
 }
@@ -53,6 +57,8 @@ __all__ = [
     "ContextChange",
     "Durability",
     "Holder",
+    "MemoryChatLog",
+    "MemoryStore",
     "PostgresChatLog",
     "PostgresStore",
     "RecordConflictError",

@@ -13,7 +13,8 @@ from parley.store.errors import StoreURLError
 
 ACCEPTED_FORMS = (
     "sqlite:///relative/path.db, sqlite:////absolute/path.db, or "
-    "postgresql://user:password@host:port/database; either may end with ?durability=power"
+    "postgresql://user:password@host:port/database, either ending with ?durability=power if need be; "
+    "or memory:// (kept in this process only)"
 )
 SQLITE_SCHEMES = ("sqlite",)
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -25,10 +26,10 @@ class StoreURL:
     """A parsed store URL."""
 
     scheme: str
-    """``sqlite`` or ``postgresql``."""
+    """``sqlite``, ``postgresql`` or ``memory``."""
     target: str
     """SQLite: the database file's path; PostgreSQL: the connection URL for libpq, without parley's own
-    parameters."""
+    parameters; memory: the store's name."""
     durability: Durability
     redacted: str
     """The URL as given, with any password replaced by ``***``."""
@@ -50,6 +51,10 @@ def parse_store_url(url: str) -> StoreURL:
         return _sqlite(redacted, parts.netloc, parts.path, query, durability)
     if scheme in POSTGRES_SCHEMES:
         return _postgres(redacted, parts, query, durability)
+    if scheme == "memory":
+        if parts.path or query:
+            raise _malformed(redacted, "a memory store has a name at most (memory://NAME)")
+        return StoreURL("memory", parts.netloc, durability, redacted)
     why = f"unknown scheme {parts.scheme!r}" if parts.scheme else "it has no scheme"
     raise _malformed(redacted, why)
 
@@ -120,7 +125,8 @@ def open_store(store: str | ChatStore, *, create: bool = True) -> ChatStore:
     ``sqlite:///path/chats.db`` is the embedded store (the file and its tables are created on first use);
     ``postgresql://user:password@host:port/database`` keeps chats on a PostgreSQL server. Add
     ``?durability=power`` for records that survive a power cut (an fsync per append), rather than only
-    the process being killed. With ``create=False`` the store must exist already (for readers).
+    the process being killed. ``memory://`` keeps them in this process only (tests, one-off runs). With
+    ``create=False`` the store must exist already (for readers).
 
     Raises :class:`StoreURLError` for a malformed URL, :class:`StoreUnavailableError` when the database
     cannot be reached or opened, and :class:`StoreVersionError` for a store written by a newer parley.
@@ -151,6 +157,10 @@ def store_from_url(url: str, *, create: bool = True) -> ChatStore:
 
 
 def _open(parsed: StoreURL, *, create: bool) -> ChatStore:
+    if parsed.scheme == "memory":
+        from parley.store.memory import MemoryStore
+
+        return MemoryStore(parsed.redacted)
     if parsed.scheme == "sqlite":
         from parley.store.sqlite import SQLiteStore
 
