@@ -131,7 +131,7 @@ def _add_chats_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
 def _chats(args: argparse.Namespace) -> int:
     from parley.store import StoreError, read_transcript, store_from_url
 
-    console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+    console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         store = store_from_url(args.store, create=False)
@@ -151,7 +151,7 @@ def _chats(args: argparse.Namespace) -> int:
             return 1
         if args.action == "export" and args.records:
             raw = [
-                {"seq": record.seq, "kind": record.kind, "data": json.loads(record.data)}
+                {"seq": record.seq, "kind": record.kind, "data": _json_or_text(record.data)}
                 for record in records
             ]
             print(json.dumps(raw, indent=2, ensure_ascii=False))
@@ -274,6 +274,13 @@ def _summary_rows(transcript: ChatTranscript) -> list[tuple[str, str]]:
     if transcript.summary is not None:
         rows.append(("summary", transcript.summary))
     return rows
+
+
+def _json_or_text(data: str) -> object:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data  # as stored: the export shows what is there
 
 
 def _message_text(content: object) -> str:

@@ -12,10 +12,11 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from store_helpers import Child
 
 from parley.store import ChatStore, open_store
 from services import postgres_url
+
+from .store_helpers import Child
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,11 @@ import socket
 from pathlib import Path
 
 import pytest
-from store_helpers import message_record, record, support_chat_records
 
 from parley.cli import main
 from parley.store import ChatStore, read_transcript
+
+from .store_helpers import message_record, record, support_chat_records
 
 SHOWN = """\
 chat support-1: swarm of triage, billing; finished, 12 records

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from store_helpers import message_record, record
 
 from parley.cli import main
 from parley.store import ChatInUseError, MemoryStore, RecordConflictError, StoreError, open_store
+
+from .store_helpers import message_record, record
 
 
 def test_one_memory_store_per_name_per_process():

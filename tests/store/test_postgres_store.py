@@ -8,10 +8,11 @@ import uuid
 
 import psycopg
 import pytest
-from store_helpers import message_record
 
 from parley.store import ChatInUseError, PostgresStore, StoreUnavailableError, open_store
 from services import postgres_url
+
+from .store_helpers import message_record
 
 HOLD = """
 import sys

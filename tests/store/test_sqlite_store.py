@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from store_helpers import message_record
 
 from parley.store import ChatInUseError, SQLiteStore, StoreUnavailableError, open_store
+
+from .store_helpers import message_record
 
 HOLD = """
 import sys

@@ -12,7 +12,6 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from store_helpers import message_record, record
 
 from parley.store import (
     ChatInUseError,
@@ -25,6 +24,8 @@ from parley.store import (
     StoreVersionError,
     open_store,
 )
+
+from .store_helpers import message_record, record
 
 HOLD = """
 import sys

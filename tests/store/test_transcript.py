@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from store_helpers import support_chat_records
 
 from parley.store import StoredRecord, StoreError, read_transcript
+
+from .store_helpers import support_chat_records
 
 
 def test_a_finished_swarm_is_rebuilt_from_its_records():

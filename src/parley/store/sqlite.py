@@ -150,7 +150,8 @@ class SQLiteStore:
                     connection.execute(statement)
                 connection.execute("COMMIT")
             except BaseException:
-                connection.execute("ROLLBACK")
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
                 raise
         except sqlite3.Error as error:
             raise StoreUnavailableError(f"cannot open the store {self.url}: {error}") from error
@@ -252,7 +253,8 @@ class SQLiteStore:
                         connection.executemany(_INSERT_RECORD, rows)
                         connection.execute("COMMIT")
                     except BaseException:
-                        connection.execute("ROLLBACK")
+                        if connection.in_transaction:
+                            connection.execute("ROLLBACK")
                         raise
             except sqlite3.IntegrityError:
                 stored = {
