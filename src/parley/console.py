@@ -220,6 +220,8 @@ class ConsolePrinter:
 
     @shows(ChatStopped)
     def chat_stopped(self, event: ChatStopped) -> str:
+        if event.quiet:
+            return ""
         c = self.colours
         return f"\n{c.alert}>>>>>>>> CHAT STOPPED: {event.reason.detail}{c.reset}\n"
 

@@ -453,6 +453,7 @@ class Chat:
             failed = speaking.name if speaking is not None else self.state.last_speaker
             self.stop(StopReason(StopKind.ERROR, f"{type(error).__name__}: {error}", failed))
             attach_partial_result(error, self.result())
+            self._stopped()
             raise
         finally:
             self.running = False
@@ -463,8 +464,12 @@ class Chat:
                 self.journal.write("stopped", {"stop_reason": reason.to_dict()})
             else:
                 await self.journal.a_write("stopped", {"stop_reason": reason.to_dict()})
-        if self.listeners and self.report_stop and reason is not None:
-            self.emit(ChatStopped(reason, self.state.usage.totals()))
+        self._stopped()
+
+    def _stopped(self) -> None:
+        reason = self.state.stop_reason
+        if self.listeners and reason is not None and self._emitted:
+            self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""

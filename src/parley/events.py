@@ -235,6 +235,8 @@ class ChatStopped(ChatEvent):
     kind: ClassVar[str] = "chat_stopped"
     reason: StopReason
     usage: dict[str, Any] = field(default_factory=dict)
+    quiet: bool = False
+    """The console does not show it (the end of a bare ``send``, not of a chat)."""
 
     @property
     def agent(self) -> str | None:

@@ -162,8 +162,13 @@ class ModelReplyMixin:
 
 
 def model_name(client: Any) -> str:
-    """The name of a client's model, for events."""
-    return str(getattr(client, "model", None) or type(client).__name__)
+    """The name of a client's model, for events (a config list's first model)."""
+    model = getattr(client, "model", None)
+    if model is None:
+        configs = getattr(client, "config_list", None)
+        if configs:
+            model = configs[0].get("model")
+    return str(model or type(client).__name__)
 
 
 def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:
