@@ -121,13 +121,15 @@ class ConsolePrinter:
             when the output is a terminal, and none otherwise.
     """
 
-    __slots__ = ("_file", "colours")
+    __slots__ = ("_file", "colours", "wants")
 
     def __init__(self, file: TextIO | None = None, *, colours: Colours | None = None) -> None:
         self._file = file
         if colours is None:
             colours = terminal_colours() if _is_terminal(file or sys.stdout) else PLAIN
         self.colours = colours
+        self.wants = frozenset(_shown)
+        """The event kinds the console shows (the chat emits no other kind for it)."""
 
     def stream_to(self, agent: str) -> Callable[[StreamedText], None] | None:
         """Where a streamed reply of ``agent`` is shown as it arrives: at a terminal, this console; to a

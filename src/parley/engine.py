@@ -38,6 +38,8 @@ from parley.events import (
     Event,
     Listener,
     MessageSent,
+    ModelRequested,
+    ModelResponded,
     SpeakerSelected,
 )
 from parley.journal import handoff_data, usage_data
@@ -139,6 +141,10 @@ class Chat:
         self.report_stop = report_stop
         if not silent:
             self.listeners.append(ConsolePrinter())
+        self._routes: dict[type[Event], list[Listener]] = {}
+        self._announcing = self.wants(MessageSent)
+        self.observes_models = self.wants(ModelRequested) or self.wants(ModelResponded)
+        self.streamers = [listener.stream_to for listener in self.listeners if hasattr(listener, "stream_to")]
         self.handoff_tool = ""
         """The tool whose handoff the chat took last (for events)."""
         self.describe: Callable[[], dict[str, Any] | None] | None = None
@@ -231,7 +237,7 @@ class Chat:
         if self.journal is not None:
             self.journal.write("message", self._message_fields(logged, speaker))
         self._add(logged, speaker)
-        if self.listeners:
+        if self._announcing:
             self._announce(logged, speaker)
         return logged
 
@@ -241,7 +247,7 @@ class Chat:
         if self.journal is not None:
             await self.journal.a_write("message", self._message_fields(logged, speaker))
         self._add(logged, speaker)
-        if self.listeners:
+        if self._announcing:
             self._announce(logged, speaker)
         return logged
 
@@ -338,27 +344,39 @@ class Chat:
             return noted[1]
         return StopReason(StopKind.REPLY_FUNC_FINAL_NONE, f"{agent.name} produced no reply", agent.name)
 
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether a listener of the chat takes events of ``kind`` (emit only those: free otherwise)."""
+        route = self._routes.get(kind)
+        if route is None:
+            route = self._routes[kind] = [
+                listener for listener in self.listeners if events.wants(listener, kind)
+            ]
+        return bool(route)
+
     def emit(self, event: Event) -> None:
-        """Stamp an event with the chat's id, its sequence number and the time, and send it to every
-        listener (after a ``chat_started`` event, if it is the chat's first)."""
+        """Stamp an event with the chat's id, its sequence number and the time, and send it to the
+        listeners that take its kind (after a ``chat_started`` event, if it is the chat's first)."""
         if self._emitted == 0:
             self._emitted = 1
-            self.emit(self._started())
+            if self.wants(ChatStarted):
+                self.emit(self._started())
         event.chat_id = self.state.chat_id
         event.seq = self._emitted - 1
         event.ts = time.time()
         self._emitted += 1
-        for listener in self.listeners:
+        route = self._routes.get(type(event))
+        if route is None:
+            self.wants(type(event))
+            route = self._routes[type(event)]
+        for listener in route:
             listener(event)
 
     def token_sink(self, agent: str) -> TokenSink | None:
         """Where ``agent``'s streamed reply goes as it arrives: the first listener that shows streams."""
-        for listener in self.listeners:
-            sink = getattr(listener, "stream_to", None)
-            if sink is not None:
-                found: TokenSink | None = sink(agent)
-                if found is not None:
-                    return found
+        for stream_to in self.streamers:
+            found: TokenSink | None = stream_to(agent)
+            if found is not None:
+                return found
         return None
 
     def _started(self) -> ChatStarted:
@@ -468,7 +486,7 @@ class Chat:
 
     def _stopped(self) -> None:
         reason = self.state.stop_reason
-        if self.listeners and reason is not None and self._emitted:
+        if self.listeners and reason is not None and self._emitted and self.wants(ChatStopped):
             self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
@@ -483,7 +501,7 @@ class Chat:
 
     def announce_speaker(self, speaker: ConversableAgent, reason: str = "") -> None:
         """Tell listeners which agent the rule picked, and why (group chats print it)."""
-        if self.listeners:
+        if self.listeners and self.wants(SpeakerSelected):
             self.emit(SpeakerSelected(speaker.name, reason))
 
     # ------------------------------------------------------------------------------------------------

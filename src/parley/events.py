@@ -297,6 +297,13 @@ def listening(listener: Listener) -> Iterator[None]:
         unsubscribe()
 
 
+def wants(listener: Listener, kind: type[ChatEvent]) -> bool:
+    """Whether ``listener`` takes events of ``kind``: a listener with a ``wants`` attribute (a set of event
+    classes) takes only those; any other takes every event."""
+    wanted = getattr(listener, "wants", None)
+    return wanted is None or kind in wanted
+
+
 def inherited(listeners: Sequence[Listener]) -> list[Listener]:
     """The listeners a chat passes on to the chats started inside it (traces, not consoles)."""
     return [listener for listener in listeners if getattr(listener, "follows_nested_chats", False)]

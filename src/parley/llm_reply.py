@@ -43,15 +43,13 @@ class ModelReplyMixin:
         request = self._model_request(messages, sender)
         tools = self._tool_schemas(messages)
         chat = current_chat.get()
-        if chat is None or (chat.budgets is None and not chat.listeners):
+        if chat is None or not (chat.budgets is not None or chat.observes_models or chat.streamers):
             return True, self._reply_from(client.create(request, tools))
         params = self._call_parameters(chat, client, request, tools)
         if params is None:
             return True, None
-        if not chat.listeners:
-            return True, self._reply_from(client.create(request, tools, **params))
         started = self._model_requested(chat, client, request, tools)
-        token = token_sink.set(chat.token_sink(self.name))
+        token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
         try:
             response = client.create(request, tools, **params)
         finally:
@@ -69,15 +67,13 @@ class ModelReplyMixin:
         request = self._model_request(messages, sender)
         tools = self._tool_schemas(messages)
         chat = current_chat.get()
-        if chat is None or (chat.budgets is None and not chat.listeners):
+        if chat is None or not (chat.budgets is not None or chat.observes_models or chat.streamers):
             return True, self._reply_from(await client.a_create(request, tools))
         params = self._call_parameters(chat, client, request, tools)
         if params is None:
             return True, None
-        if not chat.listeners:
-            return True, self._reply_from(await client.a_create(request, tools, **params))
         started = self._model_requested(chat, client, request, tools)
-        token = token_sink.set(chat.token_sink(self.name))
+        token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
         try:
             response = await client.a_create(request, tools, **params)
         finally:
@@ -100,12 +96,15 @@ class ModelReplyMixin:
     def _model_requested(
         self, chat: Chat, client: ModelClient, request: Sequence[Message], tools: list[dict[str, Any]]
     ) -> float:
-        chat.emit(ModelRequested(self.name, model_name(client), len(request), len(tools)))
+        if chat.observes_models and chat.wants(ModelRequested):
+            chat.emit(ModelRequested(self.name, model_name(client), len(request), len(tools)))
         return time.perf_counter()
 
     def _model_responded(
         self, chat: Chat, client: ModelClient, response: ModelResponse, started: float
     ) -> None:
+        if not (chat.observes_models and chat.wants(ModelResponded)):
+            return
         usage = response.usage
         chat.emit(
             ModelResponded(
@@ -159,6 +158,12 @@ class ModelReplyMixin:
         if message.get("tool_calls"):
             return Reply(content=message.get("content"), role="assistant", tool_calls=message["tool_calls"])
         return message.get("content") or ""
+
+
+def _streams(client: Any) -> bool:
+    """Whether the client's requests ask for a streamed reply (``"stream": True`` in ``llm_config``)."""
+    params = getattr(client, "params", None)
+    return isinstance(params, dict) and bool(params.get("stream"))
 
 
 def model_name(client: Any) -> str:

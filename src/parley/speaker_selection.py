@@ -417,7 +417,7 @@ def _as_text(message: Message) -> Message:
 
 
 def _notice(chat: Chat, text: str) -> None:
-    if chat.listeners:
+    if chat.listeners and chat.wants(Notice):
         chat.emit(Notice(text))
 
 

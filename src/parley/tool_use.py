@@ -162,7 +162,7 @@ class ToolUseMixin:
             options["timeout"] = self.tool_timeout
         if chat is None:
             return options
-        if chat.listeners:
+        if chat.listeners and chat.wants(ToolExecuting):
             name = self.name
 
             def on_execute(tool: str, arguments: str, call_id: str | None) -> None:
@@ -192,10 +192,11 @@ class ToolUseMixin:
     def _tool_reply(self, outcomes: list[ToolOutcome], chat: Chat | None) -> dict[str, Any]:
         """The tool reply carrying ``outcomes``; their context changes and handoff go to the chat."""
         context = self._context_of(chat)
-        listening = chat is not None and bool(chat.listeners)
+        results = chat is not None and bool(chat.listeners) and chat.wants(ToolFinished)
+        changes_seen = chat is not None and bool(chat.listeners) and chat.wants(ContextUpdated)
         handoff = None
         for outcome in outcomes:
-            if listening:
+            if results:
                 assert chat is not None
                 chat.emit(
                     ToolFinished(
@@ -211,7 +212,7 @@ class ToolUseMixin:
                 context.update(outcome.context_set)
                 for key in outcome.context_removed:
                     context.pop(key, None)
-                if listening:
+                if changes_seen:
                     assert chat is not None
                     changes = dict(outcome.context_set)
                     chat.emit(ContextUpdated(self.name, changes, list(outcome.context_removed)))

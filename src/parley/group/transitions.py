@@ -174,7 +174,7 @@ class HandoffRule:
     def _hand(
         self, speaker: ConversableAgent, target: ConversableAgent, chat: Chat, via: str
     ) -> ConversableAgent:
-        if chat.listeners and target is not speaker:
+        if chat.listeners and target is not speaker and chat.wants(Handoff):
             chat.emit(Handoff(speaker.name, target.name, via, self._why(speaker, chat, via)))
         return target
 
