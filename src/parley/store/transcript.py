@@ -108,11 +108,19 @@ def read_transcript(chat_id: str, records: Iterable[StoredRecord]) -> ChatTransc
             index = len(transcript.messages) - 1
             _change(transcript, index, speaker, data.get("context_set"), data.get("context_removed"))
             if data.get("handoff"):
-                transcript.handoffs[index] = str(data["handoff"])
-            for call in data.get("usage") or []:
-                if isinstance(call, dict):
-                    _count(transcript, call)
-        elif kind == "context":
+                transcript.handoffs[index] = _handoff_target(data["handoff"])
+        elif kind != "context":
+            agent = _str_or_none(data.get("agent") or data.get("speaker"))
+            _change(
+                transcript,
+                len(transcript.messages) - 1,
+                agent,
+                data.get("context_set"),
+                data.get("context_removed"),
+            )
+        for call in data.get("usage") or []:
+            _count(transcript, call)
+        if kind == "context":
             agent = _str_or_none(data.get("agent"))
             _change(transcript, len(transcript.messages) - 1, agent, data.get("set"), data.get("removed"))
         elif kind == "stopped":
@@ -152,7 +160,20 @@ def _change(transcript: ChatTranscript, after: int, agent: str | None, set_: Any
     transcript.context_changes.append(ContextChange(after, agent, dict(changes), gone, dict(context)))
 
 
-def _count(transcript: ChatTranscript, call: dict[str, Any]) -> None:
+def _handoff_target(handoff: Any) -> str:
+    """The agent or option a recorded handoff names."""
+    if isinstance(handoff, dict):
+        return str(handoff.get("agent") or handoff.get("option") or handoff)
+    return str(handoff)
+
+
+def _count(transcript: ChatTranscript, call: Any) -> None:
+    if isinstance(call, list) and len(call) == 5:  # the engine's compact form
+        model, prompt, completion, cost, cached = call
+        call = {"model": model, "prompt_tokens": prompt, "completion_tokens": completion, "cost": cost}
+        call["cached"] = cached
+    if not isinstance(call, dict):
+        return
     model = str(call.get("model") or "unknown")
     totals = [transcript.usage]
     if call.get("cached"):
