@@ -26,12 +26,17 @@ if TYPE_CHECKING:
 FORMAT = 1
 """The version of the events' plain-data form (the ``v`` of a trace line)."""
 
+_SHOWN = frozenset({"sender", "source", "speaker"})
+"""Fields that name the event's agent and keep their own key in its plain data too."""
+
 
 class ChatEvent:
     """What every event has: the chat's id, its sequence number in the chat, when, and the agent."""
 
     __slots__ = ("chat_id", "seq", "ts")
     kind: ClassVar[str] = "event"
+    agent_field: ClassVar[str | None] = None
+    """The field that names the event's agent (shown as ``agent`` in its plain data)."""
 
     def __post_init__(self) -> None:
         self.chat_id = ""
@@ -41,7 +46,8 @@ class ChatEvent:
     @property
     def agent(self) -> str | None:
         """The agent the event is about."""
-        return None
+        field_name = self.agent_field
+        return None if field_name is None else getattr(self, field_name)
 
     def to_dict(self) -> dict[str, Any]:
         """The event as plain, JSON-serializable data (a trace line)."""
@@ -54,6 +60,8 @@ class ChatEvent:
             "agent": self.agent,
         }
         for item in fields(self):  # type: ignore[arg-type]
+            if item.name == self.agent_field and item.name not in _SHOWN:
+                continue
             value = getattr(self, item.name)
             data[item.name] = value.to_dict() if isinstance(value, StopReason) else value
         return data
@@ -75,15 +83,12 @@ class MessageSent(ChatEvent):
     """A message was appended to the chat: ``sender`` said it to ``recipient``."""
 
     kind: ClassVar[str] = "message"
+    agent_field: ClassVar[str | None] = "sender"
     sender: str
     recipient: str
     message: Message
     index: int = -1
     """The message's position in the chat's log."""
-
-    @property
-    def agent(self) -> str | None:
-        return self.sender
 
 
 @dataclass(slots=True)
@@ -91,12 +96,9 @@ class SpeakerSelected(ChatEvent):
     """The chat's rule picked the next speaker, and why."""
 
     kind: ClassVar[str] = "speaker_selected"
+    agent_field: ClassVar[str | None] = "speaker"
     speaker: str
     reason: str = ""
-
-    @property
-    def agent(self) -> str | None:
-        return self.speaker
 
 
 @dataclass(slots=True)
@@ -105,14 +107,11 @@ class Handoff(ChatEvent):
     an after-work, and why."""
 
     kind: ClassVar[str] = "handoff"
+    agent_field: ClassVar[str | None] = "source"
     source: str
     target: str
     via: str
     reason: str = ""
-
-    @property
-    def agent(self) -> str | None:
-        return self.source
 
 
 @dataclass(slots=True)
@@ -120,14 +119,11 @@ class ModelRequested(ChatEvent):
     """An agent asked its model for a reply."""
 
     kind: ClassVar[str] = "model_request"
+    agent_field: ClassVar[str | None] = "requester"
     requester: str
     model: str
     messages: int
     tools: int = 0
-
-    @property
-    def agent(self) -> str | None:
-        return self.requester
 
 
 @dataclass(slots=True)
@@ -135,6 +131,7 @@ class ModelResponded(ChatEvent):
     """A model answered: how long it took, the tokens and the cost, and whether the cache answered."""
 
     kind: ClassVar[str] = "model_response"
+    agent_field: ClassVar[str | None] = "requester"
     requester: str
     model: str
     latency_s: float
@@ -143,24 +140,17 @@ class ModelResponded(ChatEvent):
     cost: float
     cached: bool = False
 
-    @property
-    def agent(self) -> str | None:
-        return self.requester
-
 
 @dataclass(slots=True)
 class ToolExecuting(ChatEvent):
     """An agent is about to run a tool."""
 
     kind: ClassVar[str] = "tool_call"
+    agent_field: ClassVar[str | None] = "executor"
     executor: str
     tool: str
     arguments: str
     call_id: str | None
-
-    @property
-    def agent(self) -> str | None:
-        return self.executor
 
 
 @dataclass(slots=True)
@@ -168,6 +158,7 @@ class ToolFinished(ChatEvent):
     """A tool call's outcome: what the model is told, how long it took, and its error if it failed."""
 
     kind: ClassVar[str] = "tool_result"
+    agent_field: ClassVar[str | None] = "executor"
     executor: str
     tool: str
     call_id: str | None
@@ -175,23 +166,16 @@ class ToolFinished(ChatEvent):
     duration_s: float = 0.0
     error: str | None = None
 
-    @property
-    def agent(self) -> str | None:
-        return self.executor
-
 
 @dataclass(slots=True)
 class ContextUpdated(ChatEvent):
     """Context variables changed: the keys set (with their new values) and the keys removed."""
 
     kind: ClassVar[str] = "context_updated"
+    agent_field: ClassVar[str | None] = "updater"
     updater: str
     changes: dict[str, Any]
     removed: list[str] = field(default_factory=list)
-
-    @property
-    def agent(self) -> str | None:
-        return self.updater
 
 
 @dataclass(slots=True)
@@ -199,12 +183,9 @@ class HumanInputRequested(ChatEvent):
     """The human behind an agent was asked for input."""
 
     kind: ClassVar[str] = "human_input_requested"
+    agent_field: ClassVar[str | None] = "asker"
     asker: str
     prompt: str
-
-    @property
-    def agent(self) -> str | None:
-        return self.asker
 
 
 @dataclass(slots=True)
@@ -212,12 +193,9 @@ class HumanInputGiven(ChatEvent):
     """The human behind an agent answered."""
 
     kind: ClassVar[str] = "human_input"
+    agent_field: ClassVar[str | None] = "asker"
     asker: str
     answer: str
-
-    @property
-    def agent(self) -> str | None:
-        return self.asker
 
 
 @dataclass(slots=True)
