@@ -186,7 +186,9 @@ class _WeatherModel:
         return self.create(messages, tools, **params)
 
 
-def _tool_chat(turns: int, *, limits: bool) -> dict[str, Any]:
+def _tool_chat(
+    turns: int, *, limits: bool, budgets: bool | None = None, timeout: bool | None = None
+) -> dict[str, Any]:
     """A two-agent chat where the assistant's model calls a tool each turn, which the user runs: plain,
     or with a token, cost and time budget and a time limit on the tool."""
     model = _WeatherModel()
@@ -200,11 +202,16 @@ def _tool_chat(turns: int, *, limits: bool) -> dict[str, Any]:
         max_consecutive_auto_reply=NO_LIMIT,
         default_auto_reply="go on",
     )
-    timeout = 5.0 if limits else None
+    budgets = limits if budgets is None else budgets
+    timeout = limits if timeout is None else timeout
     register_function(
-        lookup_weather, caller=assistant, executor=user, description="Weather.", timeout=timeout
+        lookup_weather,
+        caller=assistant,
+        executor=user,
+        description="Weather.",
+        timeout=5.0 if timeout else None,
     )
-    stop_when = MaxTokens(10**9) | MaxCost(10**6) | MaxTime(3600) if limits else None
+    stop_when = MaxTokens(10**9) | MaxCost(10**6) | MaxTime(3600) if budgets else None
     with timed() as timing:
         result = user.initiate_chat(assistant, "weather?", max_turns=turns, silent=True, stop_when=stop_when)
     check("model calls", model.calls, turns)
@@ -220,7 +227,17 @@ def tool_chat_limits(turns: int) -> dict[str, Any]:
     return _tool_chat(turns, limits=True)
 
 
+def tool_chat_budgets(turns: int) -> dict[str, Any]:
+    return _tool_chat(turns, limits=False, budgets=True)
+
+
+def tool_chat_timeout(turns: int) -> dict[str, Any]:
+    return _tool_chat(turns, limits=False, timeout=True)
+
+
 WORKLOADS = {
+    "tool_chat_budgets": tool_chat_budgets,
+    "tool_chat_timeout": tool_chat_timeout,
     "chat_sqlite": chat_sqlite,
     "chat_postgres": chat_postgres,
     "resume": resume,

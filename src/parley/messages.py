@@ -131,14 +131,15 @@ class MessageSequence(Sequence[Message]):
     ``list()`` to keep it.
     """
 
-    __slots__ = ("_head", "_tail")
+    __slots__ = ("_tail", "head")
 
     def __init__(self, head: Sequence[Message], tail: Sequence[Message]) -> None:
-        self._head = head
+        self.head = head
+        """The messages before the conversation (the system message)."""
         self._tail = tail
 
     def __len__(self) -> int:
-        return len(self._head) + len(self._tail)
+        return len(self.head) + len(self._tail)
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -152,11 +153,11 @@ class MessageSequence(Sequence[Message]):
             index += size
         if not 0 <= index < size:
             raise IndexError("message index out of range")
-        head = len(self._head)
-        return self._head[index] if index < head else self._tail[index - head]
+        head = len(self.head)
+        return self.head[index] if index < head else self._tail[index - head]
 
     def __iter__(self) -> Iterator[Message]:
-        yield from self._head
+        yield from self.head
         yield from self._tail
 
     def __repr__(self) -> str:
