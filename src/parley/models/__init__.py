@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.models.base import ModelClient, ModelError, ModelResponse, Usage
 from parley.models.config import AllConfigsFailedError, ConfigListClient, model_client_from_llm_config
+from parley.models.faults import ModelResponseError
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, ScriptExhaustedError, tool_call
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "ModelResponseError",
     "OpenAIClient",
     "ScriptExhaustedError",
     "ScriptedModel",

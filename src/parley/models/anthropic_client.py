@@ -3,7 +3,8 @@
 OpenAI-format messages and tools go in and come out: leading system messages become ``system``, an
 assistant's ``tool_calls`` become ``tool_use`` blocks, tool messages become ``tool_result`` blocks, and
 the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Rate limits, overloads, 5xx
-answers and timeouts are retried with backoff by the SDK (``max_retries`` times).
+answers and timeouts are retried with backoff by the SDK (``max_retries`` times); an unusable answer is
+a :class:`~parley.models.faults.ModelResponseError`, and no error carries the API key.
 """
 
 from __future__ import annotations
@@ -16,8 +17,17 @@ from typing import Any
 from parley.messages import Message, content_str
 from parley.models.base import ModelError, ModelResponse, Usage
 from parley.models.config import request_params_of
+from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price
-from parley.models.sdk import PerEventLoop, import_sdk, split_known
+from parley.models.sdk import (
+    DEFAULT_MAX_RETRIES,
+    PerEventLoop,
+    a_retry_unusable,
+    decode_json_body,
+    import_sdk,
+    retry_unusable,
+    split_known,
+)
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: ``max_tokens`` when the config sets none (the messages API requires one).
@@ -112,18 +122,49 @@ class AnthropicClient:
     ) -> ModelResponse:
         """Send one messages request and return its reply in OpenAI format."""
         request = self._request(messages, tools, params)
-        if self._sync is None:
-            self._sync = self._sdk_client(asynchronous=False)
-        api = self._sync.messages
-        return self._response(api.create(**split_known(api.create, request)))
+        return retry_unusable(lambda: self._create_once(request), self._max_retries, self.secrets)
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
     ) -> ModelResponse:
         """Async twin of :meth:`create`."""
         request = self._request(messages, tools, params)
+        return await a_retry_unusable(lambda: self._a_create_once(request), self._max_retries, self.secrets)
+
+    def _create_once(self, request: dict[str, Any]) -> ModelResponse:
+        if self._sync is None:
+            self._sync = self._sdk_client(asynchronous=False)
+        api = self._sync.messages
+        raw = api.with_raw_response.create(**split_known(api.create, request))
+        return self._response(self._decode(raw.http_response))
+
+    async def _a_create_once(self, request: dict[str, Any]) -> ModelResponse:
         api = self._async.get().messages
-        return self._response(await api.create(**split_known(api.create, request)))
+        raw = await api.with_raw_response.create(**split_known(api.create, request))
+        await raw.http_response.aread()
+        return self._response(self._decode(raw.http_response))
+
+    @property
+    def _max_retries(self) -> int:
+        retries = self._options.get("max_retries")
+        return DEFAULT_MAX_RETRIES if retries is None else int(retries)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What must never appear in an error: the API key (given or from the environment) and tokens."""
+        found = [self._api_key, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN")]
+        for name, value in (self._options.get("default_headers") or {}).items():
+            if any(word in str(name).lower() for word in ("key", "auth", "token")):
+                found.append(str(value))
+        return tuple(secret for secret in found if isinstance(secret, str) and secret)
+
+    def _fault(self, problem: str, **details: Any) -> ModelResponseError:
+        return ModelResponseError(
+            problem, model=self.model, endpoint=self.endpoint, secrets=self.secrets, **details
+        )
+
+    def _decode(self, http: Any) -> dict[str, Any]:
+        return decode_json_body(http, self._fault, "content")
 
     # ------------------------------------------------------------------------------------------------
 
@@ -167,24 +208,18 @@ class AnthropicClient:
 
     def _response(self, message: Any) -> ModelResponse:
         data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
-        blocks = data.get("content") or []
-        text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
+        blocks = data.get("content")
+        if not isinstance(blocks, list) or not all(isinstance(block, dict) for block in blocks):
+            raise self._fault("returned content that is not a list of content blocks", status=200, body=data)
+        text = "".join(str(block.get("text") or "") for block in blocks if block.get("type") == "text")
         calls = [
-            {
-                "id": block.get("id") or "",
-                "type": "function",
-                "function": {
-                    "name": block.get("name") or "",
-                    "arguments": json.dumps(block.get("input") or {}),
-                },
-            }
+            self._tool_call(block, data.get("stop_reason"))
             for block in blocks
             if block.get("type") == "tool_use"
         ]
         if not text and not calls:
-            raise ModelError(
-                f"{self.model!r} at {self.endpoint} returned an empty reply "
-                f"(stop_reason={data.get('stop_reason')!r}): {json.dumps(data, default=str)[:300]}"
+            raise self._fault(
+                f"returned an empty reply (stop_reason={data.get('stop_reason')!r})", status=200, body=data
             )
         reply: Message = {"role": "assistant", "content": text or None}
         if calls:
@@ -199,6 +234,24 @@ class AnthropicClient:
         model = data.get("model") or self.model
         cost = cost_of(billed, model, self.model, price=self.price, warn=self.endpoint == ANTHROPIC_URL)
         return ModelResponse(reply, usage, cost=cost, model=model)
+
+    def _tool_call(self, block: dict[str, Any], stop_reason: Any) -> dict[str, Any]:
+        arguments = block.get("input")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            cut = " (it stopped at max_tokens in the middle of it; raise max_tokens)"
+            raise self._fault(
+                f"returned a call to {block.get('name')!r} whose input is not a JSON object"
+                + (cut if stop_reason == "max_tokens" else ""),
+                status=200,
+                body=arguments,
+            )
+        return {
+            "id": block.get("id") or "",
+            "type": "function",
+            "function": {"name": block.get("name") or "", "arguments": json.dumps(arguments)},
+        }
 
 
 def to_anthropic_tool(tool: dict[str, Any]) -> dict[str, Any]:

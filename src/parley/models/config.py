@@ -280,10 +280,13 @@ class ConfigListClient:
             cache.set(key, response)
 
     def _failure(self, index: int, error: Exception) -> tuple[str, str, Exception]:
+        from parley.models.faults import redact, redact_error
+
         config = self.config_list[index]
         client = self._clients[index]
-        endpoint = getattr(client, "endpoint", None) or endpoint_of(config)
-        return str(config.get("model")), endpoint, error
+        secrets = (config.get("api_key"), config.get("azure_ad_token"), *getattr(client, "secrets", ()))
+        endpoint = redact(str(getattr(client, "endpoint", None) or endpoint_of(config)), secrets)
+        return str(config.get("model")), endpoint, redact_error(error, secrets)
 
 
 def endpoint_of(config: dict[str, Any]) -> str:
