@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 from parley.models.base import ModelClient, ModelError, ModelResponse, Usage
 from parley.models.config import AllConfigsFailedError, ConfigListClient, model_client_from_llm_config
 from parley.models.faults import ModelResponseError
-from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, ScriptExhaustedError, tool_call
+from parley.models.scripted import (
+    FunctionModel,
+    ModelRequest,
+    RecordedMessages,
+    ScriptedModel,
+    ScriptExhaustedError,
+    tool_call,
+)
 
 if TYPE_CHECKING:
     from parley.models.anthropic_client import AnthropicClient
@@ -36,6 +43,7 @@ __all__ = [
     "ModelResponse",
     "ModelResponseError",
     "OpenAIClient",
+    "RecordedMessages",
     "ScriptExhaustedError",
     "ScriptedModel",
     "Usage",
