@@ -2,9 +2,11 @@
 
 OpenAI-format messages and tools go in and come out: leading system messages become ``system``, an
 assistant's ``tool_calls`` become ``tool_use`` blocks, tool messages become ``tool_result`` blocks, and
-the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Rate limits, overloads, 5xx
-answers and timeouts are retried with backoff by the SDK (``max_retries`` times); an unusable answer is
-a :class:`~parley.models.faults.ModelResponseError`, and no error carries the API key.
+the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Content parts (text and
+images) become content blocks, and a message from another participant keeps its speaker's name in its
+text. Rate limits, overloads, 5xx answers and timeouts are retried with backoff by the SDK
+(``max_retries`` times); an unusable answer is a :class:`~parley.models.faults.ModelResponseError`, and
+no error carries the API key.
 """
 
 from __future__ import annotations
@@ -289,9 +291,10 @@ def to_anthropic_messages(
     """OpenAI-format messages as Anthropic's ``(system, messages)``.
 
     Leading system messages make up ``system``; later ones become user turns. Consecutive turns of one
-    role are merged, and the conversation starts and ends with a user turn. Without tools in the request
-    the API refuses ``tool_use`` and ``tool_result`` blocks, so earlier tool calls and results are then
-    written out as text.
+    role are merged, and the conversation starts and ends with a user turn. The messages API has no
+    speaker names, so a user message's ``name`` (another participant, in a group chat) is written into
+    its text as ``name: text``. Without tools in the request the API refuses ``tool_use`` and
+    ``tool_result`` blocks, so earlier tool calls and results are then written out as text.
     """
     system: list[str] = []
     turns: list[dict[str, Any]] = []
@@ -306,7 +309,7 @@ def to_anthropic_messages(
         elif role == "assistant":
             blocks = _blocks(message.get("content")) + _tool_uses(message.get("tool_calls") or (), with_tools)
         else:
-            blocks = _blocks(message.get("content"))
+            blocks = _with_speaker(_blocks(message.get("content")), message.get("name"))
             role = "user"
         if not blocks:
             continue
@@ -337,6 +340,16 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         elif part.get("type") == "image_url":
             blocks.append(_image(part.get("image_url") or {}))
     return blocks
+
+
+def _with_speaker(blocks: list[dict[str, Any]], name: Any) -> list[dict[str, Any]]:
+    """The blocks of a message said by ``name``, with the name at the start of its text."""
+    if not name or not blocks:
+        return blocks
+    first = blocks[0]
+    if first["type"] == "text":
+        return [{"type": "text", "text": f"{name}: {first['text']}"}, *blocks[1:]]
+    return [{"type": "text", "text": f"{name}:"}, *blocks]
 
 
 def _image(image_url: dict[str, Any] | str) -> dict[str, Any]:
