@@ -6,7 +6,8 @@ the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Conten
 images) become content blocks, and a message from another participant keeps its speaker's name in its
 text. Rate limits, overloads, 5xx answers and timeouts are retried with backoff by the SDK
 (``max_retries`` times); an unusable answer is a :class:`~parley.models.faults.ModelResponseError`, and
-no error carries the API key.
+no error carries the API key. With ``stream=True`` the reply is streamed to the sink in
+:data:`parley.models.streaming.token_sink`, and the result is what the request without streaming gets.
 """
 
 from __future__ import annotations
@@ -25,11 +26,16 @@ from parley.models.sdk import (
     DEFAULT_MAX_RETRIES,
     PerEventLoop,
     a_retry_unusable,
+    awaited,
     decode_json_body,
+    header_secrets,
     import_sdk,
+    is_event_stream,
     retry_unusable,
     split_known,
 )
+from parley.models.stream_assembly import AnthropicMessageAssembler, emit_whole
+from parley.models.streaming import token_sink
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: ``max_tokens`` when the config sets none (the messages API requires one).
@@ -138,13 +144,48 @@ class AnthropicClient:
             self._sync = self._sdk_client(asynchronous=False)
         api = self._sync.messages
         raw = api.with_raw_response.create(**split_known(api.create, request))
-        return self._response(self._decode(raw.http_response))
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            http.read()
+            return self._answer(self._decode(http), streamed=bool(request.get("stream")))
+        assembler = AnthropicMessageAssembler(token_sink.get())
+        try:
+            for event in raw.parse():
+                assembler.add(event.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            http.close()
+        return self._response(assembler.message())
 
     async def _a_create_once(self, request: dict[str, Any]) -> ModelResponse:
         api = self._async.get().messages
         raw = await api.with_raw_response.create(**split_known(api.create, request))
-        await raw.http_response.aread()
-        return self._response(self._decode(raw.http_response))
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            await http.aread()
+            return self._answer(self._decode(http), streamed=bool(request.get("stream")))
+        assembler = AnthropicMessageAssembler(token_sink.get())
+        try:
+            async for event in await awaited(raw.parse()):
+                assembler.add(event.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            await http.aclose()
+        return self._response(assembler.message())
+
+    def _answer(self, data: dict[str, Any], *, streamed: bool) -> ModelResponse:
+        """The response to a body that came in one piece; if a stream was asked for (and the server did
+        not stream), the sink gets the reply in one piece."""
+        response = self._response(data)
+        if streamed:
+            emit_whole(response.message, token_sink.get())
+        return response
 
     @property
     def _max_retries(self) -> int:
@@ -155,9 +196,7 @@ class AnthropicClient:
     def secrets(self) -> tuple[str, ...]:
         """What must never appear in an error: the API key (given or from the environment) and tokens."""
         found = [self._api_key, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN")]
-        for name, value in (self._options.get("default_headers") or {}).items():
-            if any(word in str(name).lower() for word in ("key", "auth", "token")):
-                found.append(str(value))
+        found.extend(header_secrets(self._options.get("default_headers")))
         return tuple(secret for secret in found if isinstance(secret, str) and secret)
 
     def _fault(self, problem: str, **details: Any) -> ModelResponseError:
@@ -188,8 +227,11 @@ class AnthropicClient:
         parallel = merged.pop("parallel_tool_calls", None)
         for name in _OPENAI_ONLY:
             merged.pop(name, None)
+        if not merged.get("stream"):
+            merged.pop("stream", None)
         max_tokens = merged.pop("max_tokens", None) or merged.pop("max_completion_tokens", None)
         stop = merged.pop("stop", None)
+        merged.pop("stream_options", None)
         system, turns = to_anthropic_messages(messages, with_tools=bool(tools))
         request: dict[str, Any] = {
             "model": self.model,

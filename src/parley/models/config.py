@@ -256,6 +256,11 @@ class ConfigListClient:
         caches = self._caches if shared is None else [shared.cache] * len(self._caches)
         cached = self._cached(order, keys, caches)
         if cached is not None:
+            if request.get("stream"):
+                from parley.models.stream_assembly import emit_whole
+                from parley.models.streaming import token_sink
+
+                emit_whole(cached.message, token_sink.get())
             return cached
         failures: list[tuple[str, str, Exception]] = []
         for index in order:

@@ -5,6 +5,10 @@ llama.cpp's server, LM Studio... Rate limits, 5xx answers, timeouts and dropped 
 with exponential backoff by the SDK (``max_retries`` times, honouring ``Retry-After``); an answer that is
 not a chat completion at all (a proxy's HTML page) is retried the same number of times. Every other
 unusable answer is a :class:`~parley.models.faults.ModelResponseError`, and no error carries the API key.
+
+With ``stream=True`` among the request parameters the reply is streamed, its text passed to the sink in
+:data:`parley.models.streaming.token_sink`, and the result is the response the same request without
+streaming gets.
 """
 
 from __future__ import annotations
@@ -25,11 +29,16 @@ from parley.models.sdk import (
     DEFAULT_MAX_RETRIES,
     PerEventLoop,
     a_retry_unusable,
+    awaited,
     decode_json_body,
+    header_secrets,
     import_sdk,
+    is_event_stream,
     retry_unusable,
     split_known,
 )
+from parley.models.stream_assembly import ChatCompletionAssembler, emit_whole
+from parley.models.streaming import token_sink
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The API key an OpenAI-compatible server that checks none (vLLM, Ollama...) is sent.
@@ -153,15 +162,52 @@ class OpenAIClient:
             self._sync = self._sdk_client(asynchronous=False)
         completions = self._sync.chat.completions
         raw = completions.with_raw_response.create(**split_known(completions.create, request))
-        return self._response(self._decode(raw.http_response), offered)
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            http.read()
+            return self._answer(self._decode(http), offered, streamed=bool(request.get("stream")))
+        assembler = ChatCompletionAssembler(token_sink.get())
+        try:
+            for chunk in raw.parse():
+                assembler.add(chunk.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            http.close()
+        return self._response(assembler.completion(), offered)
 
     async def _a_create_once(
         self, request: dict[str, Any], offered: Sequence[dict[str, Any]] | None
     ) -> ModelResponse:
         completions = self._async.get().chat.completions
         raw = await completions.with_raw_response.create(**split_known(completions.create, request))
-        await raw.http_response.aread()
-        return self._response(self._decode(raw.http_response), offered)
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            await http.aread()
+            return self._answer(self._decode(http), offered, streamed=bool(request.get("stream")))
+        assembler = ChatCompletionAssembler(token_sink.get())
+        try:
+            async for chunk in await awaited(raw.parse()):
+                assembler.add(chunk.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            await http.aclose()
+        return self._response(assembler.completion(), offered)
+
+    def _answer(
+        self, data: dict[str, Any], offered: Sequence[dict[str, Any]] | None, *, streamed: bool
+    ) -> ModelResponse:
+        """The response to a body that came in one piece; if a stream was asked for (and the server did
+        not stream), the sink gets the reply in one piece."""
+        response = self._response(data, offered)
+        if streamed:
+            emit_whole(response.message, token_sink.get())
+        return response
 
     @property
     def _max_retries(self) -> int:
@@ -176,9 +222,7 @@ class OpenAIClient:
             os.environ.get("AZURE_OPENAI_API_KEY" if self.api_type == "azure" else "OPENAI_API_KEY"),
             self._options.get("azure_ad_token"),
         ]
-        for name, value in (self._options.get("default_headers") or {}).items():
-            if any(word in str(name).lower() for word in ("key", "auth", "token")):
-                found.append(str(value))
+        found.extend(header_secrets(self._options.get("default_headers")))
         return tuple(secret for secret in found if isinstance(secret, str) and secret)
 
     def _fault(self, problem: str, **details: Any) -> ModelResponseError:
@@ -214,10 +258,18 @@ class OpenAIClient:
         if not tools:
             for name in _TOOL_ONLY_PARAMS:
                 merged.pop(name, None)
+        if merged.get("stream"):
+            merged.setdefault("stream_options", {"include_usage": True})
+        else:
+            merged.pop("stream", None)
+            merged.pop("stream_options", None)
         if self.tool_call_mode == "json_schema":
             tool_choice = merged.pop("tool_choice", None)
             merged.pop("parallel_tool_calls", None)
             if tools and tool_choice != "none":
+                # The reply is JSON for parley to read, not text for anyone to watch: it is not streamed.
+                merged.pop("stream", None)
+                merged.pop("stream_options", None)
                 merged["response_format"] = json_tools.response_format(tools, tool_choice)
                 sent = json_tools.with_tools_prompt(messages, tools, tool_choice)
                 return {"model": self.model, "messages": [_wire(m) for m in sent], **merged}, True

@@ -152,3 +152,18 @@ def decode_json_body(
             retryable=True,
         )
     return data
+
+
+async def awaited(value: Any) -> Any:
+    """``value``, awaited if it is awaitable (the SDKs' async raw responses differ in whether they parse
+    synchronously)."""
+    return await value if inspect.isawaitable(value) else value
+
+
+def header_secrets(headers: Any) -> list[str]:
+    """The values of headers whose names say they hold a key, a token or credentials."""
+    return [
+        str(value)
+        for name, value in (headers or {}).items()
+        if any(word in str(name).lower() for word in ("key", "auth", "token"))
+    ]
