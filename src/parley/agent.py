@@ -28,6 +28,7 @@ from parley.limits import Condition
 from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, content_str, to_logged, to_message
 from parley.models.base import ModelClient
+from parley.models.cache import using_cache
 from parley.models.config import model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
 from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
@@ -711,7 +712,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
         listeners = [*listeners, *trace_listeners(trace)]
-        with durability(store, chat_id) as durable:
+        with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
                 if chat.state.rounds == 0 and message is None and max_turns != 0:
@@ -742,7 +743,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
         listeners = [*listeners, *trace_listeners(trace)]
-        with durability(store, chat_id) as durable:
+        with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
                 if chat.state.rounds == 0 and message is None and max_turns != 0:
