@@ -1,5 +1,7 @@
 """parley: conversations between LLM-backed agents, with AG2's classic API on one small engine."""
 
+from typing import TYPE_CHECKING, Any
+
 from parley.agent import Agent, ConversableAgent
 from parley.assistants import AssistantAgent, UserProxyAgent
 from parley.chat_result import ChatResult
@@ -7,10 +9,13 @@ from parley.engine import Chat
 from parley.group import (
     AgentNameTarget,
     AgentTarget,
+    ContextExpression,
+    ContextStr,
     ContextVariables,
     DefaultPattern,
+    GroupManagerTarget,
     OnCondition,
-    ReplyResult,
+    OnContextCondition,
     RevertToUserTarget,
     StayTarget,
     StringLLMCondition,
@@ -28,7 +33,6 @@ from parley.swarm import (
     AfterWork,
     AfterWorkOption,
     SwarmAgent,
-    SwarmResult,
     UpdateSystemMessage,
     a_initiate_swarm_chat,
     initiate_swarm_chat,
@@ -37,6 +41,9 @@ from parley.swarm import (
 from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
 from parley.tools import Tool
+
+if TYPE_CHECKING:
+    from parley.group.results import ReplyResult, SwarmResult
 
 __version__ = "0.1.0"
 
@@ -52,14 +59,18 @@ __all__ = [
     "AssistantAgent",
     "Chat",
     "ChatResult",
+    "ContextExpression",
+    "ContextStr",
     "ContextVariables",
     "ConversableAgent",
     "DefaultPattern",
     "FunctionModel",
     "GroupChat",
     "GroupChatManager",
+    "GroupManagerTarget",
     "ModelRequest",
     "OnCondition",
+    "OnContextCondition",
     "ReplyResult",
     "RevertToUserTarget",
     "ScriptedModel",
@@ -82,3 +93,12 @@ __all__ = [
     "register_hand_off",
     "tool_call",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``SwarmResult`` and ``ReplyResult`` are pydantic models, loaded on first use."""
+    if name in ("ReplyResult", "SwarmResult"):
+        from parley.group import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'parley' has no attribute {name!r}")
