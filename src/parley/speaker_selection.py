@@ -289,6 +289,12 @@ class SpeakerSelection:
         self, chat: Chat, candidates: list[ConversableAgent], sync: bool
     ) -> ConversableAgent | StopReason:
         manager = self.manager
+        groupchat = self.groupchat
+        if type(groupchat).manual_select_speaker is not _base_manual_select_speaker():
+            picked = groupchat.manual_select_speaker(candidates)
+            if picked is None:
+                return next_in_turn(groupchat.agents, chat.last_speaker, candidates)
+            return self._checked_pick(picked, chat.last_speaker, groupchat.manual_select_speaker)
         listing = "\n".join(f"{number}: {agent.name}" for number, agent in enumerate(candidates, 1))
         prompt = (
             f"Choose the next speaker:\n{listing}\n"
@@ -426,6 +432,12 @@ def _as_text(message: Message) -> Message:
         function = call.get("function", {})
         text += f"\n[calls {function.get('name')}({function.get('arguments', '')})]"
     return {"role": "user", "name": message.get("name"), "content": text.strip()}
+
+
+def _base_manual_select_speaker() -> Any:
+    from parley.groupchat import GroupChat
+
+    return GroupChat.manual_select_speaker
 
 
 def _notice(chat: Chat, text: str) -> None:
