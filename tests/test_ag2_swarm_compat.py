@@ -27,11 +27,13 @@ from parley import (
     SwarmAgent,
     SwarmResult,
     UserProxyAgent,
+    a_initiate_swarm_chat,
     initiate_swarm_chat,
     register_hand_off,
     tool_call,
 )
 from parley.group.results import ReplyResult
+from parley.store import MemoryStore
 
 
 def agent(name: str, *replies: Any, **kwargs: Any) -> ConversableAgent:
@@ -456,3 +458,49 @@ def test_a_swarm_result_handing_off_to_an_unknown_agent_ends_the_swarm_with_a_va
 
     with pytest.raises(ValueError, match=f"handoff to '{handoff}', which is not an agent of this chat"):
         initiate_swarm_chat(g, "hi", [g], silent=True)
+
+
+# async swarms and durable swarms take the new handoffs too -----------------------------------------------
+
+
+async def test_an_async_swarm_takes_context_handoffs_and_lets_the_manager_choose():
+    a, b, c = agent("a", "never asked"), agent("b", "b done"), agent("c", "c done")
+    register_hand_off(a, [OnContextCondition(b, "go")])
+    register_hand_off(b, AFTER_WORK(AfterWorkOption.SWARM_MANAGER))
+    selector = ScriptedModel(["c"])
+
+    result, _, last = await a_initiate_swarm_chat(
+        a,
+        "hi",
+        [a, b, c],
+        context_variables={"go": True},
+        swarm_manager_args={"llm_config": selector},
+        silent=True,
+    )
+
+    assert contents(result) == [(None, "hi"), ("a", "[Handing off to b]"), ("b", "b done"), ("c", "c done")]
+    assert last is c
+    assert len(selector.requests) == 1
+
+
+def test_a_durable_swarm_resumes_a_context_handoff_after_a_crash():
+    def swarm(store: MemoryStore) -> Any:
+        a, b = agent("a", "never asked"), agent("b", "b here")
+        register_hand_off(a, [OnContextCondition(b, "go")])
+        return initiate_swarm_chat(
+            a, "hi", [a, b], context_variables={"go": True}, store=store, chat_id="s", silent=True
+        )
+
+    full = MemoryStore()
+    result, _, _ = swarm(full)
+    records = full.load("s")
+    handed = next(i for i, record in enumerate(records) if "Handing off" in record.data) + 1
+
+    crashed = MemoryStore()
+    log = crashed.open("s")
+    log.append(records[:handed])
+    log.close()
+    resumed, _, last = swarm(crashed)
+
+    assert resumed.chat_history == result.chat_history
+    assert last.name == "b"
