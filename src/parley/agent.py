@@ -467,14 +467,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        messages = self._prepare_messages(messages)
+        if self._hooks is not None:
+            messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
+        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
+        if exclude:
+            skip = skip.union(exclude)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if entry["is_async"] or reply_func in exclude:
-                continue
-            needs = _NEEDS.get(reply_func)
-            if needs is not None and not last.get(needs):
+            if entry["is_async"] or reply_func in skip:
                 continue
             if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
@@ -497,14 +498,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("a_generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        messages = self._prepare_messages(messages)
+        if self._hooks is not None:
+            messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
+        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
+        if exclude:
+            skip = skip.union(exclude)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if reply_func in exclude:
-                continue
-            needs = _NEEDS.get(reply_func)
-            if needs is not None and not last.get(needs):
+            if reply_func in skip:
                 continue
             if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
@@ -537,7 +539,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             reply = self._own_tool_reply(messages)
         if reply is None:
             reply = self.generate_reply(messages, peer)
-        return None if reply is None else self._outgoing(reply, peer, chat.silent)
+        if reply is not None and self._hooks is not None:
+            reply = self._outgoing(reply, peer, chat.silent)
+        return reply
 
     async def _a_take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
@@ -547,7 +551,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             reply = await self._a_own_tool_reply(messages)
         if reply is None:
             reply = await self.a_generate_reply(messages, peer)
-        return None if reply is None else self._outgoing(reply, peer, chat.silent)
+        if reply is not None and self._hooks is not None:
+            reply = self._outgoing(reply, peer, chat.silent)
+        return reply
 
     def _outgoing(self, reply: Any, recipient: Agent, silent: bool | None) -> Any:
         """A message on its way to ``recipient``, through the ``process_message_before_send`` hooks
@@ -1138,13 +1144,21 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 print(f"  {model}: {counts}")
 
 
-_NEEDS: dict[Any, str] = {
-    ConversableAgent.generate_tool_calls_reply: "tool_calls",
-    ConversableAgent.generate_function_call_reply: "function_call",
-}
-"""The built-in reply functions that answer only a last message with this key (the reply chain skips them
-otherwise, without calling them)."""
+_TOOL_CALLS_REPLY = ConversableAgent.generate_tool_calls_reply
+_FUNCTION_CALL_REPLY = ConversableAgent.generate_function_call_reply
+_SKIP_BOTH: frozenset[Any] = frozenset({_TOOL_CALLS_REPLY, _FUNCTION_CALL_REPLY})
+"""The built-in reply functions that answer only tool calls or a function call: the reply chain does
+not call them for a last message with neither."""
 _NO_MESSAGE: Message = {}
+
+
+def _skipped_for(last: Message) -> frozenset[Any]:
+    """Which of :data:`_SKIP_BOTH` have nothing to answer in ``last``."""
+    return frozenset(
+        function
+        for function, key in ((_TOOL_CALLS_REPLY, "tool_calls"), (_FUNCTION_CALL_REPLY, "function_call"))
+        if not last.get(key)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,12 +196,14 @@ class GroupChat:
 
     def check_agents(self) -> None:
         """Fail, naming the problem, unless the agents are ConversableAgents with unique names."""
+        unique: set[str] = set()
         for index, agent in enumerate(self.agents):
             if not isinstance(agent, ConversableAgent):
                 raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
-        names = self.agent_names
-        if len(set(names)) == len(names):
+            unique.add(agent.name)
+        if len(unique) == len(self.agents):
             return
+        names = self.agent_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"agents must have unique names; these appear more than once: {duplicates}")

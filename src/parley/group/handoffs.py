@@ -165,6 +165,7 @@ class Handoffs:
     _offered: dict[tuple[int, tuple[bool, ...]], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = field(
         default_factory=dict
     )
+    _always: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
 
     def add_llm_condition(self, condition: OnCondition) -> Handoffs:
         """Offer the model a handoff tool for ``condition``."""
@@ -183,6 +184,7 @@ class Handoffs:
         self._tools.append(tool)
         self._by_name[tool.name] = tool
         self._offered = {}
+        self._always = None
         self.version += 1
         return self
 
@@ -243,7 +245,11 @@ class Handoffs:
         self, agent: ConversableAgent, messages: list[Message], schemas: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         """``schemas`` followed by the handoff tools available now (the same list while nothing changes)."""
-        if self._dynamic:
+        if self._unconditional and not self._dynamic:
+            last = self._always
+            if last is not None and last[0] is schemas:
+                return last[1]
+        elif self._dynamic:
             return schemas + self._current_schemas(agent, messages)
         available = self.available(agent, messages)
         key = (id(schemas), available)
@@ -257,6 +263,8 @@ class Handoffs:
             tools = [tool for tool, ok in zip(tools, available, strict=True) if ok]
         offered = schemas + [tool.schema for tool in tools]
         self._offered[key] = (schemas, offered)
+        if not available:
+            self._always = (schemas, offered)
         return offered
 
     def _current_schemas(self, agent: ConversableAgent, messages: list[Message]) -> list[dict[str, Any]]:

@@ -22,19 +22,21 @@ class SwarmLimits:
     calls past the limit, or twice the limit in messages, stops it too.
     """
 
-    __slots__ = ("default_check", "is_termination_msg", "limit", "manager")
+    __slots__ = ("cap", "default_check", "is_termination_msg", "limit", "manager")
 
     def __init__(self, limit: int, manager: GroupChatManager) -> None:
         self.limit = limit
+        self.cap = 2 * limit
         self.manager = manager
         self.is_termination_msg = manager._is_termination_msg
         self.default_check = self.is_termination_msg is default_is_termination_msg
 
     def check(self, chat: Chat) -> StopReason | None:
         state = chat.state
+        rounds = state.rounds
+        count = rounds - state.tool_result_rounds
         message = state.messages[-1]
-        count = state.rounds - state.tool_result_rounds
-        if (count >= self.limit or state.rounds >= 2 * self.limit) and not (
+        if (count >= self.limit or rounds >= self.cap) and not (
             count == self.limit and message.get("tool_calls")
         ):
             return StopReason(
@@ -42,7 +44,7 @@ class SwarmLimits:
             )
         if self.default_check:
             content = message.get("content")
-            if content != "TERMINATE" and (content is None or type(content) is str):
+            if content is None or (content != "TERMINATE" and type(content) is str):
                 return None
         if not self.is_termination_msg(message):
             return None
