@@ -163,3 +163,20 @@ def test_bad_targets_and_conditions():
         OnCondition(TerminateTarget(), "end")
     with pytest.raises(TypeError, match="DefaultPattern"):
         initiate_group_chat("pattern", "hi")
+
+
+def test_group_manager_args_make_the_groups_manager():
+    writer = ConversableAgent("writer", llm_config=ScriptedModel(["done, stop"]), human_input_mode="NEVER")
+    editor = ConversableAgent("editor", llm_config=ScriptedModel(["never"]), human_input_mode="NEVER")
+    writer.handoffs.set_after_work(AgentTarget(editor))
+    pattern = DefaultPattern(
+        initial_agent=writer,
+        agents=[writer, editor],
+        group_manager_args={"is_termination_msg": lambda message: "stop" in (message["content"] or "")},
+    )
+
+    result, _, last = initiate_group_chat(pattern, "Write.", silent=True)
+
+    assert names(result) == [None, "writer"]
+    assert result.stop_reason.kind is StopKind.TERMINATION_MSG
+    assert last is writer
