@@ -28,8 +28,10 @@ from parley import (
     SwarmResult,
     UserProxyAgent,
     a_initiate_swarm_chat,
+    a_run_swarm,
     initiate_swarm_chat,
     register_hand_off,
+    run_swarm,
     tool_call,
 )
 from parley.group.results import ReplyResult
@@ -504,3 +506,30 @@ def test_a_durable_swarm_resumes_a_context_handoff_after_a_crash():
 
     assert resumed.chat_history == result.chat_history
     assert last.name == "b"
+
+
+# AG2's run API for swarms ------------------------------------------------------------------------------
+
+
+def test_run_swarm_returns_a_response_with_the_swarms_results(capsys):
+    a, b = agent("a", [tool_call("transfer_to_b")]), agent("b", "b answers")
+    register_hand_off(a, ON_CONDITION(b, "go b"))
+    context = ContextVariables(data={"k": 1})
+
+    response = run_swarm(a, "hi", [a, b], None, None, 5, context)
+    response.process()
+
+    assert "b (to chat_manager):\n\nb answers" in capsys.readouterr().out
+    assert [m.get("name") for m in response.messages] == [None, "a", "a", "b"]
+    assert response.summary == "b answers"
+    assert response.last_speaker == "b"
+    assert response.context_variables is context
+
+
+async def test_a_run_swarm_is_awaited():
+    a = agent("a", "done")
+
+    response = await a_run_swarm(a, "hi", [a])
+
+    assert await response.summary == "done"
+    assert await response.last_speaker == "a"

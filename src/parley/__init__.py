@@ -35,8 +35,10 @@ from parley.swarm import (
     SwarmAgent,
     UpdateSystemMessage,
     a_initiate_swarm_chat,
+    a_run_swarm,
     initiate_swarm_chat,
     register_hand_off,
+    run_swarm,
 )
 from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
@@ -86,11 +88,13 @@ __all__ = [
     "UserProxyAgent",
     "a_initiate_group_chat",
     "a_initiate_swarm_chat",
+    "a_run_swarm",
     "initiate_chats",
     "initiate_group_chat",
     "initiate_swarm_chat",
     "register_function",
     "register_hand_off",
+    "run_swarm",
     "tool_call",
 ]
 

@@ -30,6 +30,7 @@ from parley.update_system_message import UPDATE_SYSTEM_MESSAGE, UpdateSystemMess
 
 if TYPE_CHECKING:
     from parley.group.results import SwarmResult
+    from parley.run_response import AsyncRunResponse, RunResponse
 
 __all__ = [
     "AFTER_WORK",
@@ -45,8 +46,10 @@ __all__ = [
     "SwarmResult",
     "UpdateSystemMessage",
     "a_initiate_swarm_chat",
+    "a_run_swarm",
     "initiate_swarm_chat",
     "register_hand_off",
+    "run_swarm",
 ]
 
 
@@ -269,6 +272,52 @@ async def a_initiate_swarm_chat(
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_swarm_chat`: async tools, models and humans are awaited."""
     return await run_group(**_swarm_arguments(locals()), sync=False)
+
+
+def run_swarm(
+    initial_agent: ConversableAgent,
+    messages: str | list[dict[str, Any]],
+    agents: list[ConversableAgent],
+    user_agent: UserProxyAgent | ConversableAgent | None = None,
+    swarm_manager_args: dict[str, Any] | None = None,
+    max_rounds: int = 20,
+    context_variables: dict[str, Any] | None = None,
+    after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
+    exclude_transit_message: bool = True,
+) -> RunResponse:
+    """AG2's run API for swarms (its parameters in AG2's order): the swarm runs in a worker thread and
+    the response's ``process()`` prints it; ``messages``, ``summary``, ``cost``, ``last_speaker`` and
+    ``context_variables`` are the swarm's once it has finished (see :func:`initiate_swarm_chat`)."""
+    arguments = _swarm_arguments({**locals(), "silent": True})
+    from parley.run_response import RunOutcome, RunResponse
+
+    def start(listener: Listener) -> RunOutcome:
+        result, context, last = run_sync(run_group(**arguments, listeners=[listener], sync=True))
+        return RunOutcome(result, last.name, context)
+
+    return RunResponse(start, list(agents))
+
+
+async def a_run_swarm(
+    initial_agent: ConversableAgent,
+    messages: str | list[dict[str, Any]],
+    agents: list[ConversableAgent],
+    user_agent: UserProxyAgent | ConversableAgent | None = None,
+    swarm_manager_args: dict[str, Any] | None = None,
+    max_rounds: int = 20,
+    context_variables: dict[str, Any] | None = None,
+    after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
+    exclude_transit_message: bool = True,
+) -> AsyncRunResponse:
+    """Async twin of :func:`run_swarm`: the swarm runs in a task on the running event loop."""
+    arguments = _swarm_arguments({**locals(), "silent": True})
+    from parley.run_response import AsyncRunResponse, RunOutcome
+
+    async def start(listener: Listener) -> RunOutcome:
+        result, context, last = await run_group(**arguments, listeners=[listener], sync=False)
+        return RunOutcome(result, last.name, context)
+
+    return AsyncRunResponse(start, list(agents))
 
 
 def _swarm_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
