@@ -18,11 +18,11 @@ from parley import (
     AssistantAgent,
     ConversableAgent,
     FunctionModel,
+    InvalidCarryOverTypeError,
     ScriptedModel,
     StopKind,
     Tool,
 )
-from parley._ag2_errors import InvalidCarryOverTypeError
 
 
 def add(a: int, b: int = 2) -> int:

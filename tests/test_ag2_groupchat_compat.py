@@ -12,8 +12,15 @@ from typing import Any
 import pytest
 
 from conftest import human
-from parley import Agent, ConversableAgent, GroupChat, GroupChatManager, ScriptedModel, StopKind
-from parley._ag2_errors import AgentNameConflictError
+from parley import (
+    Agent,
+    AgentNameConflictError,
+    ConversableAgent,
+    GroupChat,
+    GroupChatManager,
+    ScriptedModel,
+    StopKind,
+)
 
 
 def quiet(name: str, **kwargs: Any) -> ConversableAgent:

@@ -6,6 +6,13 @@ from parley.agent import Agent, ConversableAgent
 from parley.assistants import AssistantAgent, UserProxyAgent
 from parley.chat_result import ChatResult
 from parley.engine import Chat
+from parley.exceptions import (
+    AgentNameConflictError,
+    InvalidCarryOverTypeError,
+    NoEligibleSpeakerError,
+    SenderRequiredError,
+    UndefinedNextAgentError,
+)
 from parley.group import (
     AgentNameTarget,
     AgentTarget,
@@ -24,6 +31,7 @@ from parley.group import (
     initiate_group_chat,
 )
 from parley.groupchat import GroupChat, GroupChatManager
+from parley.models.cache import Cache
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
 from parley.swarm import (
@@ -46,8 +54,26 @@ from parley.tools import Tool
 
 if TYPE_CHECKING:
     from parley.group.results import ReplyResult, SwarmResult
+    from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
 
 __version__ = "0.1.0"
+
+#: Names loaded on first use: they are pydantic models, and ``import parley`` does not load pydantic.
+_LAZY = {
+    "LLMConfig": "parley.models.llm_config",
+    "OpenAILLMConfigEntry": "parley.models.llm_config",
+    "ReplyResult": "parley.group.results",
+    "SwarmResult": "parley.group.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'parley' has no attribute {name!r}")
+
 
 __all__ = [
     "AFTER_WORK",
@@ -56,9 +82,11 @@ __all__ = [
     "AfterWork",
     "AfterWorkOption",
     "Agent",
+    "AgentNameConflictError",
     "AgentNameTarget",
     "AgentTarget",
     "AssistantAgent",
+    "Cache",
     "Chat",
     "ChatResult",
     "ContextExpression",
@@ -70,12 +98,17 @@ __all__ = [
     "GroupChat",
     "GroupChatManager",
     "GroupManagerTarget",
+    "InvalidCarryOverTypeError",
+    "LLMConfig",
     "ModelRequest",
+    "NoEligibleSpeakerError",
     "OnCondition",
     "OnContextCondition",
+    "OpenAILLMConfigEntry",
     "ReplyResult",
     "RevertToUserTarget",
     "ScriptedModel",
+    "SenderRequiredError",
     "StayTarget",
     "StopKind",
     "StopReason",
@@ -84,6 +117,7 @@ __all__ = [
     "SwarmResult",
     "TerminateTarget",
     "Tool",
+    "UndefinedNextAgentError",
     "UpdateSystemMessage",
     "UserProxyAgent",
     "a_initiate_group_chat",
@@ -97,12 +131,3 @@ __all__ = [
     "run_swarm",
     "tool_call",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """``SwarmResult`` and ``ReplyResult`` are pydantic models, loaded on first use."""
-    if name in ("ReplyResult", "SwarmResult"):
-        from parley.group import results
-
-        return getattr(results, name)
-    raise AttributeError(f"module 'parley' has no attribute {name!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -17,24 +18,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley._ag2_errors import InvalidCarryOverTypeError
 from parley.agent_base import Agent, check_protocol_agent
 from parley.chat_result import ChatResult
 from parley.context_variables import ContextVariables
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
 from parley.events import Listener
+from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
+from parley.limits import Condition
 from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, as_own, content_str, to_logged, to_message
 from parley.models.base import ModelClient
-from parley.models.config import model_client_from_llm_config
+from parley.models.config import model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
 from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
 from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
-from parley.tool_use import ToolUseMixin
+from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
+from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
@@ -80,6 +83,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         description: what the agent does, for group chats (defaults to the system message).
         functions: functions the agent both offers to its model and executes.
         context_variables: the context the chats this agent starts begin with (a copy each).
+        tool_timeout: the time limit, in seconds, of each tool call this agent executes (tools registered
+            with their own ``timeout`` keep it); ``None``: no limit.
     """
 
     DEFAULT_SYSTEM_MESSAGE = "You are a helpful AI Assistant."
@@ -102,6 +107,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         context_variables: dict[str, Any] | None = None,
         functions: list[Callable[..., Any]] | Callable[..., Any] | None = None,
         update_agent_state_before_reply: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         if human_input_mode not in HUMAN_INPUT_MODES:
             raise ValueError(f"human_input_mode must be one of {HUMAN_INPUT_MODES}, not {human_input_mode!r}")
@@ -130,6 +136,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._default_auto_reply = default_auto_reply
         self.silent = silent
         self._code_execution_config = code_execution_config
+        llm_config = resolve_llm_config(llm_config)
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
         if self.client is not None and _WHITESPACE.search(name):
@@ -154,6 +161,13 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._context_variables: dict[str, Any] = (
             ContextVariables.empty() if context_variables is None else context_variables
         )
+        if tool_timeout is not None and (
+            isinstance(tool_timeout, bool)
+            or not isinstance(tool_timeout, int | float)
+            or not tool_timeout > 0
+        ):
+            raise ValueError(f"tool_timeout must be a positive number of seconds, not {tool_timeout!r}")
+        self.tool_timeout: float | None = tool_timeout
         self._handoffs: Handoffs | None = None
         self._tools_version = 0
         self._runs_own_tools = False
@@ -537,6 +551,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = self._own_tool_reply(messages)
+            if reply is OVER_BUDGET:
+                return None
         if reply is None:
             reply = self.generate_reply(messages, peer)
         if reply is not None and self._hooks is not None:
@@ -549,6 +565,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = await self._a_own_tool_reply(messages)
+            if reply is OVER_BUDGET:
+                return None
         if reply is None:
             reply = await self.a_generate_reply(messages, peer)
         if reply is not None and self._hooks is not None:
@@ -731,6 +749,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         store: Any = None,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Condition | Sequence[Condition] | None = None,
+        trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Start a chat with ``recipient`` with ``message``, and run it until a rule ends it.
@@ -749,6 +769,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 object): it survives a crash, and the same call continues it (see docs/durability.md).
             chat_id: the chat's id; with ``store``, the chat to continue if it exists.
             listeners: functions that get this chat's events.
+            trace: a JSONL file to append this chat's events to (and those of chats started inside it);
+                ``parley view`` shows it.
+            stop_when: stop conditions and budgets, combined with ``|`` and ``&`` (:mod:`parley.limits`):
+                ``MaxTokens(50_000) | MaxCost(0.5) | MaxTime(120)``.
             **kwargs: ``carryover`` (text or list appended to the message as context).
 
         Returns:
@@ -762,7 +786,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     f"{agent.name} has async reply functions {unusable}: run the chat with a_initiate_chat, "
                     "or register them with ignore_async_in_sync_chat=True"
                 )
-        opening = _Opening(message, max_turns, summary_method, summary_args, clear_history, silent, kwargs)
+        opening = _Opening(
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
+        )
+        listeners = [*listeners, *trace_listeners(trace)]
         with durability(store, chat_id) as durable:
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -785,11 +812,16 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         store: Any = None,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Condition | Sequence[Condition] | None = None,
+        trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
         recipient = _participant(recipient)
-        opening = _Opening(message, max_turns, summary_method, summary_args, clear_history, silent, kwargs)
+        opening = _Opening(
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
+        )
+        listeners = [*listeners, *trace_listeners(trace)]
         with durability(store, chat_id) as durable:
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -807,7 +839,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         listeners: Sequence[Listener],
     ) -> Chat:
         if recipient.name == self.name and not (recipient is self and _is_group_manager(self)):
-            raise ValueError(f"two agents in one chat share the name {self.name!r}; names must be unique")
+            raise AgentNameConflictError(
+                f"two agents in one chat share the name {self.name!r}; names must be unique"
+            )
         max_turns, message = opening.max_turns, opening.message
         if max_turns is not None and (
             not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 0
@@ -829,6 +863,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             silent=bool(opening.silent),
             chat_id=chat_id_of(durable, chat_id),
             listeners=listeners,
+            stop_when=opening.stop_when,
         )
         if durable is not None:
             durable.attach(chat, chat.state.shape, [*chat.peers])
@@ -889,6 +924,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         """The chat ``initiator.initiate_chat(self, ...)`` runs; the initiator then appends its message.
 
@@ -907,6 +943,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             listeners=listeners,
             chat_id=chat_id,
             views=views,
+            stop_when=stop_when,
         )
 
     async def _close_chat(
@@ -1172,6 +1209,7 @@ class _Opening:
     clear_history: bool
     silent: bool | None
     kwargs: dict[str, Any]
+    stop_when: Any
 
 
 def _mentions_terminate(message: Message) -> bool:

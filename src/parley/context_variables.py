@@ -52,6 +52,9 @@ class ContextVariables(dict[str, Any]):
         """Context variables holding a copy of ``data``."""
         return cls(dict(data))
 
+    def __copy__(self) -> ContextVariables:
+        return self.copy()
+
     def __repr__(self) -> str:
         return f"ContextVariables({dict.__repr__(self)})"
 

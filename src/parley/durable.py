@@ -27,12 +27,17 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class ChatScope:
-    """Where chats started in a context without their own ``store``/``chat_id`` are kept, and their ids."""
+    """Where chats started in a context without their own ``store``/``chat_id`` are kept, and their ids.
+
+    ``chats`` lists every chat created in the scope (nested ones included), in order: a runner reads
+    their ids, stop reasons and usage from them.
+    """
 
     store: ChatStore | None
     prefix: str
     started: int = 0
     chat_ids: list[str] = field(default_factory=list)
+    chats: list[Chat] = field(default_factory=list)
 
     def next_id(self) -> str:
         """The id of the next chat started in this scope."""
@@ -112,6 +117,8 @@ class Durability:
             }
             if chat.state.messages:
                 started["seed_log"] = list(chat.state.messages)
+            if chat.describe is not None:
+                started["graph"] = chat.describe()
             seeds = {agent.name: list(view.messages) for agent, view in chat.views.items() if view.messages}
             if seeds:
                 started["seed_views"] = seeds

@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley._ag2_errors import AgentNameConflictError
 from parley.agent import Agent, ConversableAgent, HumanInputMode
 from parley.coroutines import run_sync
 from parley.engine import Chat, current_chat
 from parley.events import ConsolePrinter, Listener, Notice
+from parley.exceptions import AgentNameConflictError
 from parley.messages import Message, as_own, content_str, flatten_for_model, to_logged
 from parley.models.base import ModelClient
 from parley.models.config import model_client_from_llm_config
@@ -206,7 +206,9 @@ class GroupChat:
         names = self.agent_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
-            raise ValueError(f"agents must have unique names; these appear more than once: {duplicates}")
+            raise AgentNameConflictError(
+                f"agents must have unique names; these appear more than once: {duplicates}"
+            )
 
     def _transitions(self) -> dict[Agent, list[ConversableAgent]]:
         repeat = self.allow_repeat_speaker
@@ -518,6 +520,7 @@ class GroupChatManager(ConversableAgent):
         silent: bool,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
@@ -552,6 +555,7 @@ class GroupChatManager(ConversableAgent):
             chat_id=chat_id,
             views=views,
             log=log,
+            stop_when=stop_when,
             reply_filter=self._member_reply if groupchat.enable_clear_history else speaker_named,
         )
         if groupchat.send_introductions and not log:
@@ -616,7 +620,7 @@ class GroupChatManager(ConversableAgent):
                 rule = chat.rule
                 if isinstance(rule, SpeakerSelection):
                     rule.auto.forget(keep or 0)
-            if chat.listeners:
+            if chat.listeners and chat.wants(Notice):
                 who = "all agents" if target is None else target.name
                 keeping = f", keeping the last {keep}" if keep else ""
                 chat.emit(Notice(f"Clearing the history of {who}{keeping}."))

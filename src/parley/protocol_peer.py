@@ -54,6 +54,7 @@ class ProtocolPeer(ConversableAgent):
         silent: bool,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         initiator.reply_at_receive[self.agent] = max_turns is None
         conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
@@ -67,6 +68,7 @@ class ProtocolPeer(ConversableAgent):
             listeners=listeners,
             chat_id=chat_id,
             views=views,
+            stop_when=stop_when,
         )
 
 

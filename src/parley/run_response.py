@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
 from parley.chat_result import ChatResult
-from parley.events import ConsolePrinter, Event, Listener
+from parley.events import ConsolePrinter, Event, Listener, wants
 from parley.messages import Message
 
 
@@ -79,7 +79,8 @@ class RunResponse:
             return
         printer = ConsolePrinter()
         for event in self.events:
-            printer(event)
+            if wants(printer, type(event)):
+                printer(event)
 
     def _finished(self) -> RunOutcome:
         self._thread.join()
@@ -154,7 +155,8 @@ class AsyncRunResponse:
             return
         printer = ConsolePrinter()
         async for event in self.events:
-            printer(event)
+            if wants(printer, type(event)):
+                printer(event)
 
     @property
     async def messages(self) -> list[Message]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from parley.agent import Agent, ConversableAgent
 from parley.engine import run_sync
 from parley.events import Notice
+from parley.exceptions import UndefinedNextAgentError
 from parley.messages import Message, content_str
 from parley.termination import StopKind, StopReason
 
@@ -78,7 +79,7 @@ def next_in_turn(agents: Sequence[Agent], last: Agent | None, candidates: Sequen
         index = _index(candidates, agents[(start + offset) % len(agents)])
         if index >= 0:
             return candidates[index]
-    raise ValueError("next_in_turn needs candidates taken from agents")
+    raise UndefinedNextAgentError("none of the agents to choose from is an agent of the group")
 
 
 def mentioned_agents(answer: str, candidates: Sequence[A]) -> list[A]:
@@ -154,6 +155,7 @@ class SpeakerSelection:
         self.groupchat = groupchat
         self.manager = manager
         self.auto = AutoSelection(groupchat, manager)
+        self._why = ""
         self._allowed: dict[ConversableAgent, list[ConversableAgent]] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
@@ -169,7 +171,7 @@ class SpeakerSelection:
                 method = self.groupchat.speaker_selection_method
                 if not (isinstance(method, str) and method.lower() == "round_robin"):
                     chat.record_turn(choice)
-            chat.announce_speaker(choice)
+            chat.announce_speaker(choice, self._why)
         return choice
 
     async def _choose(self, chat: Chat, sync: bool) -> ConversableAgent | StopReason:
@@ -186,6 +188,7 @@ class SpeakerSelection:
                     _name(last),
                 )
             if isinstance(picked, Agent):
+                self._why = f"the speaker selection function {_function_name(method)} chose it"
                 return self._checked_pick(picked, last, method)
             if not isinstance(picked, str):
                 raise TypeError(
@@ -205,13 +208,18 @@ class SpeakerSelection:
         if isinstance(candidates, StopReason):
             return candidates
         if len(candidates) == 1:
+            self._why = "the only agent allowed to speak next"
             return candidates[0]
         if name == "round_robin":
+            self._why = "round robin: next in turn"
             return next_in_turn(groupchat.agents, last, candidates)
         if name == "random":
+            self._why = "chosen at random"
             return random.choice(candidates)
         if name == "manual":
+            self._why = "chosen by the human"
             return await self._manual(chat, candidates, sync)
+        self._why = f"the model of {self.manager.name} named it"
         return await self.auto.select(chat, candidates, sync)
 
     def _allowed_after(self, last: ConversableAgent) -> list[ConversableAgent]:
@@ -368,7 +376,7 @@ class AutoSelection:
 
     async def select(
         self, chat: Chat, candidates: list[ConversableAgent], sync: bool, *, prompt: str | None = None
-    ) -> ConversableAgent:
+    ) -> ConversableAgent | StopReason:
         """Ask the model which candidate speaks next; ``prompt`` replaces the closing instruction."""
         groupchat, manager = self.groupchat, self.manager
         client = groupchat.selector_client() or manager.client
@@ -392,9 +400,17 @@ class AutoSelection:
         attempts = 1 + groupchat.max_retries_for_selecting_speaker
         answer = ""
         for attempt in range(1, attempts + 1):
-            response = client.create(request) if sync else await client.a_create(request)
+            params: dict[str, Any] = {}
+            if chat.budgets is not None:
+                allowed = chat.budgets.before_model_call(
+                    manager.name, client, request, [], chat.state.messages
+                )
+                if isinstance(allowed, StopReason):
+                    return allowed
+                params = allowed
+            response = client.create(request, **params) if sync else await client.a_create(request, **params)
             manager.usage_summary.add(response)
-            chat.add_usage(response)
+            chat.add_usage(response, manager.name)
             answer = content_str(response.message.get("content"))
             mentioned = mentioned_agents(answer, candidates)
             if groupchat.select_speaker_auto_verbose:
@@ -441,7 +457,7 @@ def _base_manual_select_speaker() -> Any:
 
 
 def _notice(chat: Chat, text: str) -> None:
-    if chat.listeners:
+    if chat.listeners and chat.wants(Notice):
         chat.emit(Notice(text))
 
 

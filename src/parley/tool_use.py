@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from parley.engine import current_chat
-from parley.events import ContextUpdated, ToolExecuting
+from parley.events import ContextUpdated, ToolExecuting, ToolFinished
 from parley.journal import handoff_data, handoff_from_data
 from parley.messages import Message, Reply
 from parley.models.base import ModelClient
@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
     from parley.engine import Chat
     from parley.group.handoffs import Handoffs
+
+
+OVER_BUDGET: dict[str, Any] = {}
+"""What :meth:`ToolUseMixin._own_tool_reply` returns when a budget forbids the tool calls (no reply)."""
 
 
 class ToolUseMixin:
@@ -35,6 +39,7 @@ class ToolUseMixin:
     _llm_tool_schemas: list[dict[str, Any]] | None
     _handoffs: Handoffs | None
     _tools_version: int
+    tool_timeout: float | None
 
     _view_messages: Callable[[Agent | None], list[Message]]
 
@@ -46,11 +51,11 @@ class ToolUseMixin:
         if not calls:
             return False, None
         chat = current_chat.get()
-        context = self._context_of(chat)
-        if chat is None:
-            return True, self._tool_reply(run_tool_calls(calls, self._function_map, context), chat)
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return True, None
         options = self._tool_options(chat, calls, None)
-        return True, self._tool_reply(run_tool_calls(calls, self._function_map, context, **options), chat)
+        outcomes = run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
+        return True, self._tool_reply(outcomes, chat)
 
     async def a_generate_tool_calls_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -60,9 +65,10 @@ class ToolUseMixin:
         if not calls:
             return False, None
         chat = current_chat.get()
-        context = self._context_of(chat)
-        options = {} if chat is None else self._tool_options(chat, calls, None)
-        outcomes = await a_run_tool_calls(calls, self._function_map, context, **options)
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return True, None
+        options = self._tool_options(chat, calls, None)
+        outcomes = await a_run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
         return True, self._tool_reply(outcomes, chat)
 
     def generate_function_call_reply(
@@ -159,7 +165,7 @@ class ToolUseMixin:
         self, name: str, arguments: dict[str, Any], call_id: str | None, verbose: bool
     ) -> None:
         chat = current_chat.get()
-        if chat is not None and chat.listeners:
+        if chat is not None and chat.listeners and chat.wants(ToolExecuting):
             chat.emit(ToolExecuting(self.name, name, json.dumps(arguments, default=str), call_id))
         elif verbose:
             print(f">>>>>>>> EXECUTING FUNCTION {name}... Input arguments: {arguments}")
@@ -171,7 +177,7 @@ class ToolUseMixin:
         self, messages: list[Message], calls: list[dict[str, Any]] | None = None
     ) -> dict[str, Any] | None:
         """Run the tool calls of this agent's own last message (or ``calls``); ``None`` if it has none
-        pending.
+        pending, :data:`OVER_BUDGET` if a budget forbids running them.
 
         ``context_variables`` is injected, context updates are applied, and a handoff a tool asks for
         is kept for the chat's next-speaker rule (the first valid one wins; later ones are answered as
@@ -185,15 +191,16 @@ class ToolUseMixin:
             if not calls:
                 return None
         chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return OVER_BUDGET
         tools = self._executable_tools()
-        if chat is None:
-            return self._tool_reply(run_tool_calls(calls, tools, self._context_variables), chat)
-        check = getattr(chat.rule, "handoff_problem", None)
-        if not (chat.listeners or chat.state.tool_results or chat.journal is not None):
-            outcomes = run_tool_calls(calls, tools, chat.state.context_variables, check_handoff=check)
+        if chat is not None and not (chat.listeners or chat.state.tool_results or chat.journal is not None):
+            check = getattr(chat.rule, "handoff_problem", None)
+            context = chat.state.context_variables
+            outcomes = run_tool_calls(calls, tools, context, check_handoff=check, timeout=self.tool_timeout)
         else:
-            options = self._tool_options(chat, calls, check)
-            outcomes = run_tool_calls(calls, tools, chat.state.context_variables, **options)
+            options = self._tool_options(chat, calls, _handoff_check(chat))
+            outcomes = run_tool_calls(calls, tools, self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
 
     async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
@@ -202,12 +209,19 @@ class ToolUseMixin:
         if not calls:
             return None
         chat = current_chat.get()
-        tools = self._executable_tools()
-        if chat is None:
-            return self._tool_reply(await a_run_tool_calls(calls, tools, self._context_variables), chat)
-        options = self._tool_options(chat, calls, getattr(chat.rule, "handoff_problem", None))
-        outcomes = await a_run_tool_calls(calls, tools, chat.state.context_variables, **options)
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return OVER_BUDGET
+        options = self._tool_options(chat, calls, _handoff_check(chat))
+        outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
+
+    def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
+        assert chat.budgets is not None
+        reason = chat.budgets.before_tool_calls(self.name, len(calls))
+        if reason is None:
+            return False
+        chat.note_reply_stop(self, reason)
+        return True
 
     def _own_pending_calls(self, messages: list[Message]) -> list[dict[str, Any]]:
         if not messages:
@@ -249,12 +263,16 @@ class ToolUseMixin:
         return self._context_variables if chat is None else chat.state.context_variables
 
     def _tool_options(
-        self, chat: Chat, calls: list[dict[str, Any]], check: HandoffCheck | None
+        self, chat: Chat | None, calls: list[dict[str, Any]], check: HandoffCheck | None
     ) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if check is not None:
             options["check_handoff"] = check
-        if chat.listeners:
+        if self.tool_timeout is not None:
+            options["timeout"] = self.tool_timeout
+        if chat is None:
+            return options
+        if chat.listeners and chat.wants(ToolExecuting):
             name = self.name
 
             def on_execute(tool: str, arguments: str, call_id: str | None) -> None:
@@ -284,16 +302,34 @@ class ToolUseMixin:
     def _tool_reply(self, outcomes: list[ToolOutcome], chat: Chat | None) -> dict[str, Any]:
         """The tool reply carrying ``outcomes``; their context changes and handoff go to the chat."""
         context = self._context_of(chat)
+        results = chat is not None and bool(chat.listeners) and chat.wants(ToolFinished)
+        changes_seen = chat is not None and bool(chat.listeners) and chat.wants(ContextUpdated)
         handoff = None
         for outcome in outcomes:
+            if results:
+                assert chat is not None
+                chat.emit(
+                    ToolFinished(
+                        self.name,
+                        outcome.name,
+                        outcome.call_id,
+                        outcome.content,
+                        outcome.duration_s,
+                        outcome.error,
+                    )
+                )
             if outcome.context_set or outcome.context_removed:
                 context.update(outcome.context_set)
                 for key in outcome.context_removed:
                     context.pop(key, None)
-                if chat is not None and chat.listeners:
-                    chat.emit(ContextUpdated(self.name, dict(outcome.context_set)))
-            if handoff is None:
+                if changes_seen:
+                    assert chat is not None
+                    changes = dict(outcome.context_set)
+                    chat.emit(ContextUpdated(self.name, changes, list(outcome.context_removed)))
+            if handoff is None and outcome.handoff is not None:
                 handoff = outcome.handoff
+                if chat is not None:
+                    chat.handoff_tool = outcome.name
         if chat is not None:
             chat.state.handoff = handoff
         responses = [outcome.as_tool_message() for outcome in outcomes]
@@ -440,24 +476,27 @@ class ToolUseMixin:
         description: str | None = None,
         *,
         in_thread: bool = True,
+        timeout: float | None = None,
         serialize: bool = True,
         silent_override: bool = False,
     ) -> Callable[[Callable[..., Any]], Tool]:
         """Decorator: let this agent execute the function when another agent's model calls it.
 
         In asynchronous chats a synchronous function runs in a worker thread, so that it does not block
-        the event loop; ``in_thread=False`` calls it directly (for quick functions). ``serialize`` and
+        the event loop; ``in_thread=False`` calls it directly (for quick functions). ``timeout``
+        (seconds) bounds each call (default: the agent's ``tool_timeout``). ``serialize`` and
         ``silent_override`` are AG2's and change nothing here (results are always sent as text).
         """
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name, description=description)
-            if not in_thread:
+            if not in_thread or timeout is not None:
                 tool = Tool(
                     tool.func,
                     name=tool.name,
                     description=tool.description,
-                    in_thread=False,
+                    in_thread=in_thread,
+                    timeout=timeout,
                     parameters_json_schema=tool.parameters,
                 )
             self._set_function(tool.name, tool)
@@ -469,6 +508,11 @@ class ToolUseMixin:
         """Add (or, with ``None``, remove) functions this agent executes, by name."""
         for tool_name, function in function_map.items():
             self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
+
+
+def _handoff_check(chat: Chat | None) -> HandoffCheck | None:
+    """The chat's rule says whether a handoff can be taken (swarms); ``None`` if it does not hand off."""
+    return getattr(chat.rule, "handoff_problem", None) if chat is not None else None
 
 
 def _tool_name(schema: Any, where: str) -> str:
@@ -532,8 +576,10 @@ def register_function(
     executor: ConversableAgent,
     name: str | None = None,
     description: str | None = None,
+    timeout: float | None = None,
 ) -> Tool:
-    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it."""
+    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it (within
+    ``timeout`` seconds, if given)."""
     tool = caller.register_for_llm(name=name, description=description)(f)
-    executor.register_for_execution(name=name)(tool)
+    executor.register_for_execution(name=name, timeout=timeout)(tool)
     return tool

@@ -10,6 +10,7 @@ context or hands the conversation to another agent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import re
@@ -56,6 +57,8 @@ class Tool:
     Call it like the function it wraps. In asynchronous chats a synchronous function runs in a worker
     thread, so that it never blocks the event loop; ``in_thread=False`` calls it directly instead (for
     quick functions: a thread costs tens of microseconds). Synchronous chats always call it directly.
+    ``timeout`` (seconds) bounds a call: when it passes, the model is told the tool timed out (see
+    :mod:`parley.timeouts` for what happens to the function).
 
     AG2's spelling works too: ``Tool(name=..., description=..., func_or_tool=f)``, where ``f`` may be
     another tool (its name and description are the defaults), and ``parameters_json_schema`` sets the
@@ -69,9 +72,14 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         in_thread: bool = True,
+        timeout: float | None = None,
         func_or_tool: Callable[..., Any] | Tool | None = None,
         parameters_json_schema: dict[str, Any] | None = None,
     ) -> None:
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise ValueError(f"a tool's timeout must be a positive number of seconds, not {timeout!r}")
         if func is None:
             func = func_or_tool
         elif func_or_tool is not None:
@@ -79,6 +87,7 @@ class Tool:
         if isinstance(func, Tool):
             name = name or func.name
             description = description if description is not None else func.description
+            timeout = timeout if timeout is not None else func.timeout
             func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must be callable, not {func!r}")
@@ -98,6 +107,7 @@ class Tool:
             not inspect.isfunction(func) and inspect.iscoroutinefunction(type(func).__call__)
         )
         self.in_thread = in_thread
+        self.timeout: float | None = timeout
         signature = _signature_of(func, self.name, doc)
         self.injects_context = signature.injects_context
         self.injects_call_id = signature.injects_call_id
@@ -159,6 +169,9 @@ class Tool:
     def parse_arguments(self, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Decode and validate the model's arguments into keyword arguments for the function.
 
+        Arguments the function does not take (unless it takes ``**kwargs``) and required ones that are
+        missing are errors naming them, so the model can correct its call.
+
         Raises:
             ValueError: the arguments are not a JSON object or fail validation; the message says why.
         """
@@ -167,23 +180,47 @@ class Tool:
         elif isinstance(arguments, str):
             try:
                 decoded = json.loads(arguments)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise ValueError(f"the arguments are not valid JSON ({error}): {arguments[:200]!r}") from None
         else:
             decoded = arguments
         if not isinstance(decoded, dict):
             raise ValueError(f"the arguments must be a JSON object, not {type(decoded).__name__}")
+        unexpected = [name for name in decoded if name not in self._parameter_names]
+        extra: dict[str, Any] = {}
+        problems = []
+        if unexpected:
+            if self._takes_any_keyword:
+                extra = {name: decoded[name] for name in unexpected}
+            else:
+                takes = ", ".join(self._parameter_names) or "no arguments"
+                names = ", ".join(map(repr, unexpected))
+                problems.append(f"unexpected arguments {names} ({self.name} takes {takes})")
+            decoded = {name: value for name, value in decoded.items() if name in self._parameter_names}
         if self._arguments_model is None:
-            if decoded:
-                raise ValueError(f"{self.name} takes no arguments, got {sorted(decoded)}")
-            return {}
+            if problems:
+                raise ValueError("; ".join(problems))
+            return extra
         try:
             validated = self._arguments_model.model_validate(decoded)
+        except RecursionError:
+            raise ValueError("the arguments are nested too deeply") from None
         except Exception as error:
-            if hasattr(error, "errors"):
-                raise ValueError(_validation_message(error)) from None
-            raise
-        return {name: getattr(validated, name) for name in self._parameter_names}
+            if not hasattr(error, "errors"):
+                raise
+            problems.append(_validation_message(error))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return {**{name: getattr(validated, name) for name in self._parameter_names}, **extra}
+
+    @functools.cached_property
+    def _takes_any_keyword(self) -> bool:
+        """Whether the function has a ``**kwargs`` that takes arguments the schema does not name."""
+        try:
+            parameters = inspect.signature(self.func).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters)
 
     def call_arguments(
         self, arguments: dict[str, Any], context_variables: dict[str, Any] | None, call_id: str | None

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from parley.group.context_expression import ContextExpression, ContextStr
 from parley.group.targets import AgentNameTarget, AgentTarget, TransitionTarget, as_target
 from parley.messages import Message
+from parley.timeouts import NO_LIMIT
 from parley.tools import Tool
 
 if TYPE_CHECKING:
@@ -180,7 +181,13 @@ class Handoffs:
         self._unconditional = self._unconditional and condition.available is None
         self._dynamic = self._dynamic or condition.is_dynamic
         description = condition.prompt if isinstance(condition.prompt, str) else ""
-        tool = Tool(_transfer(condition.target), name=name[:64], description=description, in_thread=False)
+        tool = Tool(
+            _transfer(condition.target),
+            name=name[:64],
+            description=description,
+            in_thread=False,
+            timeout=NO_LIMIT,
+        )
         self._tools.append(tool)
         self._by_name[tool.name] = tool
         self._offered = {}

@@ -9,6 +9,7 @@ from parley.agent import ConversableAgent
 from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
 from parley.events import Listener
+from parley.exceptions import AgentNameConflictError
 from parley.group.context_handoffs import enable_context_conditions
 from parley.group.context_variables import ContextVariables
 from parley.group.rounds import SwarmLimits
@@ -19,6 +20,7 @@ from parley.group.transitions import HandoffRule
 from parley.groupchat import GroupChat, GroupChatManager, speaker_named
 from parley.messages import Message, as_own, to_message
 from parley.summary import last_message_summary
+from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.chat_result import ChatResult
@@ -42,6 +44,8 @@ async def run_group(
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``.
 
@@ -70,15 +74,17 @@ async def run_group(
             conditions=[SwarmLimits(max_rounds, manager)],
             context_variables=context,
             silent=silent,
-            listeners=listeners,
+            listeners=[*listeners, *trace_listeners(trace)],
             host=manager,
             chat_id=chat_id_of(durable, chat_id),
             log=manager.groupchat.messages,
             model_form=Transit(transit) if transit else None,
             reply_filter=speaker_named,
+            stop_when=stop_when,
         )
         manager._last_chat = chat
         chat.add_speaker(starter)
+        chat.describe = lambda: _graph(agents, after_work, user_agent)
         initial = _initial_messages(chat, messages, starter)
         if durable is not None:
             durable.attach(chat, "swarm", members)
@@ -110,6 +116,14 @@ async def run_group(
                 await chat.a_finish(summary)
             result.summary = summary
     return result, chat.state.context_variables, chat.last_speaker or starter  # type: ignore[return-value]
+
+
+def _graph(
+    agents: Sequence[ConversableAgent], after_work: TransitionTarget, user_agent: ConversableAgent | None
+) -> dict[str, Any]:
+    from parley.graph import handoff_graph
+
+    return handoff_graph(agents, after_work, user_agent=user_agent).to_dict()
 
 
 def run_group_sync(**kwargs: Any) -> GroupOutcome:
@@ -207,7 +221,7 @@ def _checked_agents(
         sorted({name for name in names if names.count(name) > 1}) if len(set(names)) < len(names) else []
     )
     if duplicates:
-        raise ValueError(f"agent names must be unique in a chat; repeated: {duplicates}")
+        raise AgentNameConflictError(f"agent names must be unique in a chat; repeated: {duplicates}")
     if OUTSIDE_USER in names:
         raise ValueError(
             f"{OUTSIDE_USER!r} is the name a swarm gives whoever says its first message when there is no "
