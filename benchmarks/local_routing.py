@@ -7,7 +7,7 @@ the right agent and the median seconds per decision. The goal is at least 90% ro
 
     .venv/bin/python -m benchmarks.local_routing [--model-path FILE.gguf] [--json] [--limit N]
 
-Needs ``parley[local]`` (``./scripts/demo`` installs it).
+Needs ``parley-llm[local]`` (``./scripts/demo`` installs it).
 """
 
 from __future__ import annotations

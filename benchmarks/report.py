@@ -344,7 +344,7 @@ def machine() -> dict[str, str]:
         "cores": str(os.cpu_count()),
         "os": platform.platform(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "parley": f"{_version('parley')} ({_git_revision()})",
+        "parley": f"{_version('parley-llm')} ({_git_revision()})",
         "ag2": _version("ag2"),
     }
 

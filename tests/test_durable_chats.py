@@ -288,7 +288,7 @@ def test_a_context_value_that_cannot_be_stored_is_named_when_it_is_set():
     with pytest.raises(UnstorableValueError, match="context variable 'connection'") as caught:
         initiate_swarm_chat(agent, "keep this", [agent], store=store, chat_id="k", silent=True)
 
-    assert [m["name"] for m in caught.value.chat_result.chat_history] == ["_User", "keeper"]
+    assert [m.get("name") for m in caught.value.chat_result.chat_history] == [None, "keeper"]
     assert [record.kind for record in store.load("k")] == ["chat_started", "message", "message"]
 
 

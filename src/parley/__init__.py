@@ -16,10 +16,13 @@ from parley.exceptions import (
 from parley.group import (
     AgentNameTarget,
     AgentTarget,
+    ContextExpression,
+    ContextStr,
     ContextVariables,
     DefaultPattern,
+    GroupManagerTarget,
     OnCondition,
-    ReplyResult,
+    OnContextCondition,
     RevertToUserTarget,
     StayTarget,
     StringLLMCondition,
@@ -38,23 +41,30 @@ from parley.swarm import (
     AfterWork,
     AfterWorkOption,
     SwarmAgent,
-    SwarmResult,
     UpdateSystemMessage,
     a_initiate_swarm_chat,
+    a_run_swarm,
     initiate_swarm_chat,
     register_hand_off,
+    run_swarm,
 )
 from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
 from parley.tools import Tool
 
 if TYPE_CHECKING:
+    from parley.group.results import ReplyResult, SwarmResult
     from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
 
 __version__ = "0.1.0"
 
-#: Names loaded on first use: LLMConfig needs pydantic, which ``import parley`` does not load.
-_LAZY = {"LLMConfig": "parley.models.llm_config", "OpenAILLMConfigEntry": "parley.models.llm_config"}
+#: Names loaded on first use: they are pydantic models, and ``import parley`` does not load pydantic.
+_LAZY = {
+    "LLMConfig": "parley.models.llm_config",
+    "OpenAILLMConfigEntry": "parley.models.llm_config",
+    "ReplyResult": "parley.group.results",
+    "SwarmResult": "parley.group.results",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -79,17 +89,21 @@ __all__ = [
     "Cache",
     "Chat",
     "ChatResult",
+    "ContextExpression",
+    "ContextStr",
     "ContextVariables",
     "ConversableAgent",
     "DefaultPattern",
     "FunctionModel",
     "GroupChat",
     "GroupChatManager",
+    "GroupManagerTarget",
     "InvalidCarryOverTypeError",
     "LLMConfig",
     "ModelRequest",
     "NoEligibleSpeakerError",
     "OnCondition",
+    "OnContextCondition",
     "OpenAILLMConfigEntry",
     "ReplyResult",
     "RevertToUserTarget",
@@ -108,10 +122,12 @@ __all__ = [
     "UserProxyAgent",
     "a_initiate_group_chat",
     "a_initiate_swarm_chat",
+    "a_run_swarm",
     "initiate_chats",
     "initiate_group_chat",
     "initiate_swarm_chat",
     "register_function",
     "register_hand_off",
+    "run_swarm",
     "tool_call",
 ]

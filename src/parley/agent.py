@@ -8,17 +8,19 @@ agent is serving, when called from inside one, and otherwise its latest chat (wi
 
 from __future__ import annotations
 
-import copy
 import inspect
 import itertools
 import os
+import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley.agent_base import Agent
+from parley.agent_base import Agent, check_protocol_agent
 from parley.chat_result import ChatResult
+from parley.context_variables import ContextVariables
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
 from parley.events import Listener
@@ -26,7 +28,7 @@ from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
 from parley.limits import Condition
 from parley.llm_reply import ModelReplyMixin
-from parley.messages import Message, View, content_str, to_logged, to_message
+from parley.messages import Message, View, as_own, content_str, to_logged, to_message
 from parley.models.base import ModelClient
 from parley.models.cache import using_cache
 from parley.models.config import model_client_from_llm_config, resolve_llm_config
@@ -40,6 +42,9 @@ from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
+    from parley.run_response import AsyncRunResponse, RunOutcome, RunResponse
+
+_WHITESPACE = re.compile(r"\s")
 
 HumanInputMode = Literal["ALWAYS", "NEVER", "TERMINATE"]
 HUMAN_INPUT_MODES = ("ALWAYS", "NEVER", "TERMINATE")
@@ -61,8 +66,9 @@ def default_is_termination_msg(message: Message) -> bool:
 class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     """An agent that converses: it replies through an ordered chain of reply functions.
 
-    The default chain, first to last: the termination and human-input check, tool execution, the model.
-    Functions added with :meth:`register_reply` go before them (at ``position=0``).
+    The default chain, first to last: the termination and human-input check, legacy ``function_call``
+    execution, tool execution, the model. Functions added with :meth:`register_reply` go before them (at
+    ``position=0``).
 
     Args:
         name: the agent's name.
@@ -134,6 +140,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         llm_config = resolve_llm_config(llm_config)
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
+        if self.client is not None and _WHITESPACE.search(name):
+            raise ValueError(
+                f"The name of an agent with a model cannot contain whitespace (model APIs reject such "
+                f"names). The name provided is: {name!r}"
+            )
         self._views: dict[Agent, View] = {}
         self._last_chat: Chat | None = None
         self._loose_auto_replies: defaultdict[Agent | None, int] = defaultdict(int)
@@ -143,10 +154,14 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self.reply_at_receive: defaultdict[Agent | None, bool] = defaultdict(bool)
         self._function_map: dict[str, Tool] = {}
         self._llm_tools: dict[str, Tool] = {}
+        self._offered: dict[str, dict[str, Any]] = {}
+        self._function_style: set[str] = set()
         self._llm_tool_schemas: list[dict[str, Any]] | None = None
         self._hooks: dict[str, list[Callable[..., Any]]] | None = None
         self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
-        self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
+        self._context_variables: dict[str, Any] = (
+            ContextVariables.empty() if context_variables is None else context_variables
+        )
         if tool_timeout is not None and (
             isinstance(tool_timeout, bool)
             or not isinstance(tool_timeout, int | float)
@@ -158,6 +173,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._tools_version = 0
         self._runs_own_tools = False
         self._usage_summary: UsageSummary | None = None
+        if (
+            self.llm_config
+            and isinstance(llm_config, dict)
+            and ("tools" in llm_config or "functions" in llm_config)
+        ):
+            self._offer_from_llm_config()
         for tool_name, function in (function_map or {}).items():
             self._function_map[tool_name] = as_tool(function, name=tool_name)
         for function in [functions] if callable(functions) else functions or []:
@@ -186,6 +207,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 reply_entry([Agent, None], func, None, None, False, twin)
                 for func, twin in (
                     (agent.check_termination_and_human_reply, agent.a_check_termination_and_human_reply),
+                    (agent.generate_function_call_reply, agent.a_generate_function_call_reply),
                     (agent.generate_tool_calls_reply, agent.a_generate_tool_calls_reply),
                     (agent.generate_oai_reply, agent.a_generate_oai_reply),
                 )
@@ -460,10 +482,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        messages = self._prepare_messages(messages)
+        if self._hooks is not None:
+            messages = self._prepare_messages(messages)
+        last = messages[-1] if messages else _NO_MESSAGE
+        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
+        if exclude:
+            skip = skip.union(exclude)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if entry["is_async"] or reply_func in exclude:
+            if entry["is_async"] or reply_func in skip:
                 continue
             if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
@@ -486,10 +513,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("a_generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        messages = self._prepare_messages(messages)
+        if self._hooks is not None:
+            messages = self._prepare_messages(messages)
+        last = messages[-1] if messages else _NO_MESSAGE
+        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
+        if exclude:
+            skip = skip.union(exclude)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if reply_func in exclude:
+            if reply_func in skip:
                 continue
             if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
@@ -524,7 +556,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 return None
         if reply is None:
             reply = self.generate_reply(messages, peer)
-        return None if reply is None else self._outgoing(reply, peer)
+        if reply is not None and self._hooks is not None:
+            reply = self._outgoing(reply, peer, chat.silent)
+        return reply
 
     async def _a_take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
@@ -536,12 +570,18 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 return None
         if reply is None:
             reply = await self.a_generate_reply(messages, peer)
-        return None if reply is None else self._outgoing(reply, peer)
+        if reply is not None and self._hooks is not None:
+            reply = self._outgoing(reply, peer, chat.silent)
+        return reply
 
-    def _outgoing(self, reply: Any, recipient: Agent) -> Any:
+    def _outgoing(self, reply: Any, recipient: Agent, silent: bool | None) -> Any:
+        """A message on its way to ``recipient``, through the ``process_message_before_send`` hooks
+        (told ``silent``, unless the agent's own ``silent`` overrides it)."""
         if self._hooks is not None:
+            if self.silent is not None:
+                silent = self.silent
             for hook in self._hooks["process_message_before_send"]:
-                reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
+                reply = hook(sender=self, message=reply, recipient=recipient, silent=silent)
         return reply
 
     # ------------------------------------------------------------------------------------------------
@@ -582,8 +622,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     ) -> None:
         """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks.
 
-        The message continues the latest conversation between the two agents.
+        The message goes through the ``process_message_before_send`` hooks, and continues the latest
+        conversation between the two agents. ``recipient`` may be any agent that implements AG2's
+        ``Agent`` protocol (``name``, ``receive``, ``generate_reply``): its ``receive`` gets the message.
         """
+        message = self._outgoing(message, recipient, silent)
+        if not isinstance(recipient, ConversableAgent):
+            self._send_to_protocol_agent(message, recipient)
+            recipient.receive(message, self, request_reply, silent)
+            return
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
         chat.play()
@@ -596,6 +643,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool | None = False,
     ) -> None:
         """Async twin of :meth:`send`."""
+        message = self._outgoing(message, recipient, silent)
+        if not isinstance(recipient, ConversableAgent):
+            self._send_to_protocol_agent(message, recipient)
+            await recipient.a_receive(message, self, request_reply, silent)
+            return
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
         await chat.a_play()
@@ -608,6 +660,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool | None = False,
     ) -> None:
         """Take ``message`` from ``sender`` into this agent's view, and reply if asked to."""
+        if not isinstance(sender, ConversableAgent):
+            reply = self._reply_to_protocol_agent(message, sender, request_reply)
+            if reply is not None:
+                self.send(reply, sender, silent=silent)
+            return
         chat = self._received(message, sender, request_reply, silent)
         if chat is not None:
             chat.play()
@@ -620,13 +677,34 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool | None = False,
     ) -> None:
         """Async twin of :meth:`receive`."""
+        if not isinstance(sender, ConversableAgent):
+            check_protocol_agent(sender, "sender")
+            self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+            if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+                return
+            reply = await self.a_generate_reply(self._view(sender).messages, sender)
+            if reply is not None:
+                await self.a_send(reply, sender, silent=silent)
+            return
         chat = self._received(message, sender, request_reply, silent)
         if chat is not None:
             await chat.a_play()
 
+    def _send_to_protocol_agent(self, message: Any, recipient: Any) -> None:
+        """Keep a message to an agent outside the engine (AG2's ``Agent`` protocol) in this agent's view."""
+        check_protocol_agent(recipient, "recipient")
+        self._view(recipient).add(as_own(to_logged(message, self.name, parameter="message")))
+        self.reply_at_receive[recipient] = True
+
+    def _reply_to_protocol_agent(self, message: Any, sender: Any, request_reply: bool | None) -> Any:
+        """Take a message from an agent outside the engine into this agent's view; the reply, if asked."""
+        check_protocol_agent(sender, "sender")
+        self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+        if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+            return None
+        return self.generate_reply(self._view(sender).messages, sender)
+
     def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
-        if not isinstance(recipient, ConversableAgent):
-            raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
         requested = request_reply if request_reply is not None else recipient.reply_at_receive[self]
         rule = RepliesOnReceive(self, recipient, requested=bool(requested))
         return self._conversation(recipient, rule, silent)
@@ -701,6 +779,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         Returns:
             ChatResult with ``stop_reason`` saying which rule ended the chat.
         """
+        recipient = _participant(recipient)
         for agent in (self, recipient):
             unusable = agent._async_reply_functions_unusable_in_sync_chat()
             if unusable:
@@ -739,6 +818,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         **kwargs: Any,
     ) -> ChatResult:
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
+        recipient = _participant(recipient)
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
@@ -759,9 +839,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         chat_id: str | None,
         listeners: Sequence[Listener],
     ) -> Chat:
-        if not isinstance(recipient, ConversableAgent):
-            raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
-        if recipient.name == self.name:
+        if recipient.name == self.name and not (recipient is self and _is_group_manager(self)):
             raise AgentNameConflictError(
                 f"two agents in one chat share the name {self.name!r}; names must be unique"
             )
@@ -793,7 +871,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         for agent in chat.peers:
             agent._joined(chat)
         if chat.state.rounds == 0 and max_turns != 0 and message is not None:
-            chat.append(self._initial_message(message, recipient, opening.kwargs), self)
+            initial = self._initial_message(message, recipient, opening.kwargs)
+            chat.append(self._outgoing(initial, chat.peers[self], chat.silent), self)
         return chat
 
     def _initial_message(self, message: Any, recipient: ConversableAgent, kwargs: dict[str, Any]) -> Any:
@@ -804,6 +883,33 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     f"the message callable returned {type(message).__name__}, not a string or dict"
                 )
             return message
+        return self.generate_init_message(message, **kwargs)
+
+    def generate_init_message(
+        self, message: str | dict[str, Any] | None = None, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """The first message of a chat this agent starts: ``message`` with the ``carryover`` of earlier
+        chats appended as context (``None``: the human is asked for it). ``initiate_chat`` calls it, so a
+        subclass may change what a chat starts with.
+
+        Raises:
+            TypeError: ``message`` is not a string or a message dict, or the carryover is neither a
+                string nor a list.
+        """
+        if message is None:
+            message = run_sync(self._ask_human(">", True))
+        if not isinstance(message, str | dict):
+            raise TypeError(f"message must be a string or a message dict, not {type(message).__name__}")
+        return _with_carryover(message, kwargs.get("carryover"))
+
+    async def a_generate_init_message(
+        self, message: str | dict[str, Any] | None = None, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """Async twin of :meth:`generate_init_message`."""
+        if message is None:
+            message = await self._ask_human(">", False)
+        if not isinstance(message, str | dict):
+            raise TypeError(f"message must be a string or a message dict, not {type(message).__name__}")
         return _with_carryover(message, kwargs.get("carryover"))
 
     async def _initial_from_human(self, chat: Chat, kwargs: dict[str, Any], *, sync: bool) -> Any:
@@ -833,7 +939,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             {initiator: self, self: initiator},
             Alternating(initiator, self),
             conditions=conditions,
-            context_variables=copy.copy(initiator._context_variables),
+            context_variables=initiator._context_variables.copy(),
             silent=silent,
             listeners=listeners,
             chat_id=chat_id,
@@ -864,6 +970,163 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         result.summary = summary
         result.cost = chat.state.usage.to_dict()
         return result
+
+    # ------------------------------------------------------------------------------------------------
+    # AG2's run API
+
+    def run(
+        self,
+        recipient: Any = None,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        max_turns: int | None = None,
+        summary_method: SummaryMethod = "last_msg",
+        summary_args: dict[str, Any] | None = None,
+        message: str | dict[str, Any] | Callable[..., Any] | None = None,
+        executor_kwargs: dict[str, Any] | None = None,
+        tools: Tool | list[Tool] | None = None,
+        user_input: bool | None = False,
+        msg_to: str | None = "agent",
+        **kwargs: Any,
+    ) -> RunResponse:
+        """Start a chat in a worker thread and return at once; ``response.process()`` prints it as it goes.
+
+        With a ``recipient``, this agent chats with it (``initiate_chat``'s arguments). Without one, a
+        ``user`` agent is made for the run: it executes this agent's tools and ``tools``, answers with
+        its human if ``user_input`` (else never), ends on a message containing ``TERMINATE``, and either
+        sends ``message`` to this agent (``msg_to="agent"``) or receives it (``"user"``).
+        ``executor_kwargs`` are that agent's further arguments.
+
+        Returns:
+            A :class:`~parley.run_response.RunResponse`: its ``messages``, ``summary``, ``cost`` and
+            ``last_speaker`` are the chat's once it has finished.
+        """
+        from parley.run_response import RunResponse
+
+        plan = self._run_plan(
+            recipient, clear_history, silent, max_turns, summary_method, summary_args, message, kwargs
+        )
+        executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
+
+        def start(listener: Listener) -> RunOutcome:
+            with self._run_tools(executor, tools):
+                if executor is None:
+                    result = self.initiate_chat(recipient, listeners=[listener], **plan)
+                elif msg_to == "user":
+                    result = self.initiate_chat(executor, listeners=[listener], **plan)
+                else:
+                    result = executor.initiate_chat(self, listeners=[listener], **plan)
+            return self._run_outcome(result, recipient)
+
+        return RunResponse(start, [self] if recipient is None else [self, recipient])
+
+    async def a_run(
+        self,
+        recipient: Any = None,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        max_turns: int | None = None,
+        summary_method: SummaryMethod = "last_msg",
+        summary_args: dict[str, Any] | None = None,
+        message: str | dict[str, Any] | Callable[..., Any] | None = None,
+        executor_kwargs: dict[str, Any] | None = None,
+        tools: Tool | list[Tool] | None = None,
+        user_input: bool | None = False,
+        msg_to: str | None = "agent",
+        **kwargs: Any,
+    ) -> AsyncRunResponse:
+        """Async twin of :meth:`run`: the chat runs in a task on the running event loop; await the
+        response's ``process()`` and attributes."""
+        from parley.run_response import AsyncRunResponse
+
+        plan = self._run_plan(
+            recipient, clear_history, silent, max_turns, summary_method, summary_args, message, kwargs
+        )
+        executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
+
+        async def start(listener: Listener) -> RunOutcome:
+            with self._run_tools(executor, tools):
+                if executor is None:
+                    result = await self.a_initiate_chat(recipient, listeners=[listener], **plan)
+                elif msg_to == "user":
+                    result = await self.a_initiate_chat(executor, listeners=[listener], **plan)
+                else:
+                    result = await executor.a_initiate_chat(self, listeners=[listener], **plan)
+            return self._run_outcome(result, recipient)
+
+        return AsyncRunResponse(start, [self] if recipient is None else [self, recipient])
+
+    def _run_plan(
+        self,
+        recipient: Any,
+        clear_history: bool,
+        silent: bool | None,
+        max_turns: int | None,
+        summary_method: SummaryMethod,
+        summary_args: dict[str, Any] | None,
+        message: Any,
+        kwargs: dict[str, Any],
+    ) -> dict[str, Any]:
+        check_summary_method(summary_method)
+        plan: dict[str, Any] = {
+            "message": message,
+            "clear_history": clear_history,
+            "max_turns": max_turns,
+            "summary_method": summary_method,
+            "summary_args": summary_args,
+            "silent": True,
+        }
+        if recipient is not None:
+            plan.update(kwargs)
+        return plan
+
+    def _run_executor(
+        self, executor_kwargs: dict[str, Any] | None, user_input: bool | None
+    ) -> ConversableAgent:
+        """The ``user`` agent of a run without a recipient."""
+        arguments = dict(executor_kwargs or {})
+        arguments.setdefault("is_termination_msg", _mentions_terminate)
+        arguments.setdefault("llm_config", False)
+        return ConversableAgent("user", human_input_mode="ALWAYS" if user_input else "NEVER", **arguments)
+
+    @contextmanager
+    def _run_tools(
+        self, executor: ConversableAgent | None, tools: Tool | list[Tool] | None
+    ) -> Iterator[None]:
+        """For a run with a ``user`` agent: it executes this agent's tools and ``tools``, which this agent's
+        model is offered during the run."""
+        extra = [tools] if isinstance(tools, Tool) else list(tools or [])
+        if executor is None:
+            if extra:
+                raise ValueError(
+                    "run(tools=...) is for a run without a recipient; register them on the agents"
+                )
+            yield
+            return
+        for tool in [*self.tools, *extra]:
+            executor.register_for_execution()(tool)
+        added = [tool for tool in extra if tool.name not in self._offered]
+        for tool in added:
+            self.register_for_llm()(tool)
+        try:
+            yield
+        finally:
+            for tool in added:
+                self._offer(tool.name, None, function_style=tool.name in self._function_style)
+
+    def _run_outcome(self, result: ChatResult, recipient: Any) -> RunOutcome:
+        from parley.run_response import RunOutcome
+
+        if recipient is None:
+            return RunOutcome(result, self.name)
+        last = getattr(recipient, "last_speaker", None)
+        if isinstance(last, Agent):
+            return RunOutcome(result, last.name)
+        history = result.chat_history
+        speaker = history[-1].get("name") if history else None
+        return RunOutcome(result, recipient.name if speaker == recipient.name else self.name)
 
     def reset(self) -> None:
         """Forget all conversations and counters."""
@@ -919,6 +1182,23 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 print(f"  {model}: {counts}")
 
 
+_TOOL_CALLS_REPLY = ConversableAgent.generate_tool_calls_reply
+_FUNCTION_CALL_REPLY = ConversableAgent.generate_function_call_reply
+_SKIP_BOTH: frozenset[Any] = frozenset({_TOOL_CALLS_REPLY, _FUNCTION_CALL_REPLY})
+"""The built-in reply functions that answer only tool calls or a function call: the reply chain does
+not call them for a last message with neither."""
+_NO_MESSAGE: Message = {}
+
+
+def _skipped_for(last: Message) -> frozenset[Any]:
+    """Which of :data:`_SKIP_BOTH` have nothing to answer in ``last``."""
+    return frozenset(
+        function
+        for function, key in ((_TOOL_CALLS_REPLY, "tool_calls"), (_FUNCTION_CALL_REPLY, "function_call"))
+        if not last.get(key)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Opening:
     """What ``initiate_chat`` was asked to do."""
@@ -931,6 +1211,28 @@ class _Opening:
     silent: bool | None
     kwargs: dict[str, Any]
     stop_when: Any
+
+
+def _mentions_terminate(message: Message) -> bool:
+    """The termination check of a run's ``user`` agent: the message's text contains ``TERMINATE``."""
+    content = message.get("content")
+    return "TERMINATE" in (content_str(content) if isinstance(content, str | list | None) else str(content))
+
+
+def _participant(recipient: Any) -> ConversableAgent:
+    """The chat participant for ``recipient``: itself, or a stand-in for an AG2-protocol agent."""
+    if isinstance(recipient, ConversableAgent):
+        return recipient
+    check_protocol_agent(recipient, "recipient")
+    from parley.protocol_peer import ProtocolPeer
+
+    return ProtocolPeer(recipient)
+
+
+def _is_group_manager(agent: ConversableAgent) -> bool:
+    from parley.groupchat import GroupChatManager
+
+    return isinstance(agent, GroupChatManager)
 
 
 def _with_carryover(message: Any, carryover: Any) -> Any:

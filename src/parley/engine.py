@@ -103,6 +103,11 @@ class Chat:
             budgets counts against them too.
         views: views the participants continue with (a continued conversation); new ones otherwise.
         log: the list to use as the log (a group chat's ``messages``); a new one otherwise.
+        model_form: ``(message) -> messages | None``: what the participants' models see for a message
+            with tool calls or tool results, when it differs from the message itself (a swarm leaves its
+            handoff calls out); ``None`` from it, or no ``model_form``, keeps the message as it is.
+        reply_filter: ``(reply, speaker) -> reply``, applied to every reply that is a message dict before
+            it is appended (a group chat's own processing of what its members say).
     """
 
     def __init__(
@@ -121,6 +126,8 @@ class Chat:
         views: Mapping[ConversableAgent, View] | None = None,
         log: list[Message] | None = None,
         stop_when: Condition | None = None,
+        model_form: Callable[[Message], list[Message] | None] | None = None,
+        reply_filter: Callable[[Any, ConversableAgent], Any] | None = None,
     ) -> None:
         state = self.state = ChatState(new_chat_id() if chat_id is None else chat_id, shape)
         if log is not None:
@@ -139,6 +146,7 @@ class Chat:
         if len(self.listeners) > 1:
             self.listeners = list({id(listener): listener for listener in self.listeners}.values())
         self.report_stop = report_stop
+        self.silent = silent
         if not silent:
             self.listeners.append(ConsolePrinter())
         self._routes: dict[type[Event], list[Listener]] = {}
@@ -150,6 +158,8 @@ class Chat:
         self.describe: Callable[[], dict[str, Any] | None] | None = None
         """What the ``chat_started`` event says of the chat's handoff graph (set by swarms)."""
         self._emitted = 0
+        self.model_form = model_form
+        self.reply_filter = reply_filter
         continued = views or {}
         self.views: dict[ConversableAgent, View] = {
             agent: continued.get(agent) or View(for_model=agent.client is not None) for agent in self.peers
@@ -253,7 +263,7 @@ class Chat:
 
     def _message_fields(self, logged: Message, speaker: ConversableAgent) -> dict[str, Any]:
         fields: dict[str, Any] = {"speaker": speaker.name, "message": logged}
-        if self.state.handoff is not None and logged["role"] == "tool":
+        if self.state.handoff is not None:
             fields["handoff"] = handoff_data(self.state.handoff)
         return fields
 
@@ -267,8 +277,11 @@ class Chat:
             if logged["role"] == "user":
                 own = dict(logged)
                 own["role"] = "assistant"
+            flat = None
+            if self.model_form is not None and "tool_calls" in logged:
+                flat = self.model_form(logged)
             for agent, view in self._view_list:
-                view.add_flattened(own if agent is speaker else logged, None)
+                view.add_flattened(own if agent is speaker else logged, flat)
         state.rounds += 1
         if logged["role"] == "tool":
             state.tool_result_rounds += 1
@@ -281,6 +294,10 @@ class Chat:
         own = as_own(logged)
         flat = model_form(logged)
         own_flat = flat if own is logged or flat is None else model_form(own)
+        if self.model_form is not None and ("tool_calls" in logged or flat is not None):
+            form = self.model_form(logged)
+            if form is not None:
+                flat = own_flat = form
         for agent, view in self._view_list:
             if agent is speaker:
                 view.add_flattened(own, own_flat)
@@ -461,6 +478,8 @@ class Chat:
                 if reply is None:
                     self.stop(self._take_reply_stop(choice))
                     break
+                if self.reply_filter is not None and type(reply) is dict:
+                    reply = self.reply_filter(reply, choice)
                 if sync:
                     self.append(reply, choice)
                 else:

@@ -199,6 +199,11 @@ class SpeakerSelection:
             name = check_method(picked, source=f"speaker_selection_method {_function_name(method)} returned")
         else:
             name = check_method(method)
+        if len(groupchat.agents) < 2:
+            raise ValueError(
+                f"GroupChat is underpopulated with {len(groupchat.agents)} agents: speaker_selection_method "
+                f"{name!r} needs two or more (a callable can choose in a group of one)"
+            )
         candidates = self.candidates(chat)
         if isinstance(candidates, StopReason):
             return candidates
@@ -292,6 +297,12 @@ class SpeakerSelection:
         self, chat: Chat, candidates: list[ConversableAgent], sync: bool
     ) -> ConversableAgent | StopReason:
         manager = self.manager
+        groupchat = self.groupchat
+        if type(groupchat).manual_select_speaker is not _base_manual_select_speaker():
+            picked = groupchat.manual_select_speaker(candidates)
+            if picked is None:
+                return next_in_turn(groupchat.agents, chat.last_speaker, candidates)
+            return self._checked_pick(picked, chat.last_speaker, groupchat.manual_select_speaker)
         listing = "\n".join(f"{number}: {agent.name}" for number, agent in enumerate(candidates, 1))
         prompt = (
             f"Choose the next speaker:\n{listing}\n"
@@ -338,6 +349,11 @@ class AutoSelection:
     reminder (``select_speaker_auto_none_template`` or ``select_speaker_auto_multiple_template``) are
     added and the model is asked again, up to ``max_retries_for_selecting_speaker`` times. Then the next
     candidate in turn speaks, and a :class:`~parley.events.Notice` says so.
+
+    The model is ``select_speaker_auto_llm_config``'s if the group chat has one, else the manager's.
+    ``select_speaker_transform_messages`` (an object with ``apply_transforms(messages)``, as AG2's
+    ``TransformMessages``) rewrites the conversation part of each request; with
+    ``select_speaker_auto_verbose`` every answer and its outcome are told to the chat's listeners.
     """
 
     def __init__(self, groupchat: GroupChat, manager: GroupChatManager) -> None:
@@ -345,6 +361,10 @@ class AutoSelection:
         self.manager = manager
         self.transcript: list[Message] = []
         self._read = 0
+
+    def forget(self, keep: int = 0) -> None:
+        """Forget the conversation read so far, but its ``keep`` latest messages (a cleared history)."""
+        self.transcript = self.transcript[-keep:] if keep else []
 
     def conversation(self, log: list[Message]) -> list[Message]:
         """The conversation as the model reads it, brought up to date with the new messages only."""
@@ -355,10 +375,11 @@ class AutoSelection:
         return self.transcript
 
     async def select(
-        self, chat: Chat, candidates: list[ConversableAgent], sync: bool
+        self, chat: Chat, candidates: list[ConversableAgent], sync: bool, *, prompt: str | None = None
     ) -> ConversableAgent | StopReason:
+        """Ask the model which candidate speaks next; ``prompt`` replaces the closing instruction."""
         groupchat, manager = self.groupchat, self.manager
-        client = manager.client
+        client = groupchat.selector_client() or manager.client
         if client is None:
             raise ValueError(
                 f"speaker_selection_method 'auto' needs a model to choose the next speaker, but the "
@@ -367,8 +388,13 @@ class AutoSelection:
         names = agent_list(candidates)
         role = groupchat.role_for_select_speaker_messages
         request: list[Message] = [{"role": "system", "content": groupchat.select_speaker_msg(candidates)}]
-        request.extend(self.conversation(chat.messages))
-        prompt = groupchat.select_speaker_prompt(candidates)
+        conversation = self.conversation(chat.messages)
+        transforms = groupchat.select_speaker_transform_messages
+        if transforms is not None:
+            conversation = transforms.apply_transforms([dict(message) for message in conversation])
+        request.extend(conversation)
+        if prompt is None:
+            prompt = groupchat.select_speaker_prompt(candidates)
         if prompt is not None:
             request.append({"role": role, "content": prompt})
         attempts = 1 + groupchat.max_retries_for_selecting_speaker
@@ -387,6 +413,13 @@ class AutoSelection:
             chat.add_usage(response, manager.name)
             answer = content_str(response.message.get("content"))
             mentioned = mentioned_agents(answer, candidates)
+            if groupchat.select_speaker_auto_verbose:
+                outcome = (
+                    f"selected {mentioned[0].name}"
+                    if len(mentioned) == 1
+                    else f"named {len(mentioned)} of the candidates"
+                )
+                _notice(chat, f"Speaker selection, attempt {attempt}: {answer!r} ({outcome})")
             if len(mentioned) == 1:
                 return mentioned[0]
             if attempt < attempts:
@@ -415,6 +448,12 @@ def _as_text(message: Message) -> Message:
         function = call.get("function", {})
         text += f"\n[calls {function.get('name')}({function.get('arguments', '')})]"
     return {"role": "user", "name": message.get("name"), "content": text.strip()}
+
+
+def _base_manual_select_speaker() -> Any:
+    from parley.groupchat import GroupChat
+
+    return GroupChat.manual_select_speaker
 
 
 def _notice(chat: Chat, text: str) -> None:

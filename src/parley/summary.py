@@ -36,7 +36,8 @@ async def summarize(
     *,
     sync: bool,
 ) -> Any:
-    """The summary of the chat between ``sender`` (the initiator) and ``recipient``."""
+    """The summary of the chat between ``sender`` (the initiator) and ``recipient``, as text (see
+    :func:`summary_text`)."""
     if summary_method is None:
         return ""
     if summary_method == "last_msg":
@@ -44,7 +45,19 @@ async def summarize(
     if summary_method == "reflection_with_llm":
         return await reflect_with_llm(sender, recipient, summary_args, sync=sync)
     assert callable(summary_method)
-    return summary_method(sender, recipient, summary_args)
+    return summary_text(summary_method(sender, recipient, summary_args))
+
+
+def summary_text(value: Any) -> str:
+    """A summary method's result as text: a message dict gives its ``content``, ``None`` gives ``""``,
+    anything else its ``str``."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return summary_text(value.get("content", ""))
+    return str(value)
 
 
 def conversation_of(sender: ConversableAgent, recipient: ConversableAgent) -> list[Message]:

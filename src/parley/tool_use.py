@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -10,8 +12,8 @@ from parley.events import ContextUpdated, ToolExecuting, ToolFinished
 from parley.journal import handoff_data, handoff_from_data
 from parley.messages import Message, Reply
 from parley.models.base import ModelClient
-from parley.tool_calls import HandoffCheck, ToolOutcome, a_run_tool_calls, run_tool_calls
-from parley.tools import Tool, as_tool
+from parley.tool_calls import HandoffCheck, ToolOutcome, a_run_tool_calls, result_text, run_tool_calls
+from parley.tools import Tool, ToolResult, as_tool
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
@@ -28,9 +30,12 @@ class ToolUseMixin:
 
     name: str
     client: ModelClient | None
+    llm_config: Any
     _context_variables: dict[str, Any]
     _function_map: dict[str, Tool]
     _llm_tools: dict[str, Tool]
+    _offered: dict[str, dict[str, Any]]
+    _function_style: set[str]
     _llm_tool_schemas: list[dict[str, Any]] | None
     _handoffs: Handoffs | None
     _tools_version: int
@@ -66,20 +71,125 @@ class ToolUseMixin:
         outcomes = await a_run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
         return True, self._tool_reply(outcomes, chat)
 
+    def generate_function_call_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Run the legacy ``function_call`` of the last message and reply with a ``role: "function"``
+        message (``(False, None)`` when the last message has none)."""
+        if messages and "function_call" not in messages[-1]:
+            return False, None
+        call = self._pending_function_call(messages, sender)
+        if call is None:
+            return False, None
+        _, result = self.execute_function(call)
+        return True, _as_function_message(result)
+
+    async def a_generate_function_call_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Async twin of :meth:`generate_function_call_reply`."""
+        call = self._pending_function_call(messages, sender)
+        if call is None:
+            return False, None
+        _, result = await self.a_execute_function(call)
+        return True, _as_function_message(result)
+
+    def _pending_function_call(self, messages: list[Message] | None, sender: Agent | None) -> Any:
+        if messages is None:
+            messages = self._view_messages(sender)
+        if not messages:
+            return None
+        return messages[-1].get("function_call") or None
+
+    def execute_function(
+        self, func_call: dict[str, Any], call_id: str | None = None, verbose: bool = False
+    ) -> tuple[bool, dict[str, Any]]:
+        """Run one call (``{"name": ..., "arguments": "<JSON>"}``) with this agent's functions.
+
+        Returns:
+            ``(success, {"name": ..., "role": "function", "content": ...})``: the content is what the
+            function returned, or an ``Error: ...`` text (unknown function, bad arguments, or what it
+            raised).
+        """
+        prepared = self._prepare_call(func_call, call_id)
+        if isinstance(prepared, dict):
+            return False, prepared
+        tool, arguments, name = prepared
+        self._announce_execution(name, arguments, call_id, verbose)
+        try:
+            content = tool.func(**arguments)
+            if inspect.isawaitable(content):
+                from parley.coroutines import run_sync
+
+                content = run_sync(_awaited(content))
+        except Exception as error:
+            return False, {"name": name, "role": "function", "content": f"Error: {error}"}
+        return True, {"name": name, "role": "function", "content": content}
+
+    async def a_execute_function(
+        self, func_call: dict[str, Any], call_id: str | None = None, verbose: bool = False
+    ) -> tuple[bool, dict[str, Any]]:
+        """Async twin of :meth:`execute_function`: an async function is awaited."""
+        prepared = self._prepare_call(func_call, call_id)
+        if isinstance(prepared, dict):
+            return False, prepared
+        tool, arguments, name = prepared
+        self._announce_execution(name, arguments, call_id, verbose)
+        try:
+            content = tool.func(**arguments)
+            if inspect.isawaitable(content):
+                content = await content
+        except Exception as error:
+            return False, {"name": name, "role": "function", "content": f"Error: {error}"}
+        return True, {"name": name, "role": "function", "content": content}
+
+    def _prepare_call(
+        self, func_call: dict[str, Any], call_id: str | None
+    ) -> tuple[Tool, dict[str, Any], str] | dict[str, Any]:
+        """The tool and keyword arguments of a call, or the function message saying why it cannot run."""
+        if not isinstance(func_call, dict):
+            raise TypeError(f"func_call must be a dict with 'name' and 'arguments', not {func_call!r}")
+        name = func_call.get("name") or ""
+        tool = self._function_map.get(name)
+        if tool is None:
+            return {"name": name, "role": "function", "content": f"Error: Function {name} not found."}
+        try:
+            arguments = tool.parse_arguments(func_call.get("arguments"))
+        except ValueError as error:
+            return {"name": name, "role": "function", "content": f"Error: {error}"}
+        chat = current_chat.get()
+        context = self._context_of(chat)
+        return tool, tool.call_arguments(arguments, context, call_id), name
+
+    def _announce_execution(
+        self, name: str, arguments: dict[str, Any], call_id: str | None, verbose: bool
+    ) -> None:
+        chat = current_chat.get()
+        if chat is not None and chat.listeners and chat.wants(ToolExecuting):
+            chat.emit(ToolExecuting(self.name, name, json.dumps(arguments, default=str), call_id))
+        elif verbose:
+            print(f">>>>>>>> EXECUTING FUNCTION {name}... Input arguments: {arguments}")
+
     _runs_own_tools = False
     """Whether the agent runs its own tool calls, first thing in its next turn (agents of a swarm)."""
 
-    def _own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
-        """Run the tool calls of this agent's own last message; ``None`` if it has none pending,
-        :data:`OVER_BUDGET` if a budget forbids running them.
+    def _own_tool_reply(
+        self, messages: list[Message], calls: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any] | None:
+        """Run the tool calls of this agent's own last message (or ``calls``); ``None`` if it has none
+        pending, :data:`OVER_BUDGET` if a budget forbids running them.
 
         ``context_variables`` is injected, context updates are applied, and a handoff a tool asks for
         is kept for the chat's next-speaker rule (the first valid one wins; later ones are answered as
-        not taken, invalid ones as errors).
+        not taken; one naming no agent of the chat is an error).
         """
-        calls = self._own_pending_calls(messages)
-        if not calls:
-            return None
+        if calls is None:
+            last = messages[-1] if messages else None
+            if last is None or last.get("name") != self.name:
+                return None
+            calls = last.get("tool_calls")
+            if not calls:
+                return None
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
@@ -233,13 +343,92 @@ class ToolUseMixin:
 
     def _add_llm_tool(self, tool: Tool) -> None:
         self._llm_tools[tool.name] = tool
-        self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
+        self._offer(tool.name, tool.schema, function_style=False)
+
+    def _offer(self, name: str, schema: dict[str, Any] | None, *, function_style: bool) -> None:
+        """Offer the model a tool schema (``None``: stop offering it), and keep ``llm_config``'s
+        ``tools``/``functions`` lists as AG2 keeps them."""
+        if schema is None:
+            self._offered.pop(name, None)
+            self._llm_tools.pop(name, None)
+        else:
+            self._offered[name] = schema
+        if function_style:
+            self._function_style.add(name)
+        elif schema is not None:
+            self._function_style.discard(name)
+        self._llm_tool_schemas = list(self._offered.values())
+        if isinstance(self.llm_config, dict):
+            key = "functions" if function_style else "tools"
+            self.llm_config[key] = [
+                schema["function"] if key == "functions" else schema
+                for tool_name, schema in self._offered.items()
+                if (tool_name in self._function_style) == function_style
+            ]
+
+    def _offer_from_llm_config(self) -> None:
+        """Offer the tools and functions an AG2 ``llm_config`` lists."""
+        if not isinstance(self.llm_config, dict):
+            return
+        for schema in self.llm_config.get("tools") or ():
+            self._offered[_tool_name(schema, "llm_config['tools']")] = schema
+        for signature in self.llm_config.get("functions") or ():
+            name = _function_name(signature, "llm_config['functions']")
+            self._offered[name] = {"type": "function", "function": signature}
+            self._function_style.add(name)
+        if self._offered:
+            self._llm_tool_schemas = list(self._offered.values())
+
+    def update_tool_signature(
+        self, tool_sig: str | dict[str, Any], is_remove: bool, silent_override: bool = False
+    ) -> None:
+        """Offer the model a tool schema (``{"type": "function", "function": {"name": ...}}``), replacing
+        one of the same name, or with ``is_remove`` stop offering the tool named ``tool_sig``.
+
+        Raises:
+            RuntimeError: the agent has no model.
+            ValueError: the schema has no name, or there is no such tool to remove.
+        """
+        self._update_signature(tool_sig, is_remove, function_style=False)
+
+    def update_function_signature(
+        self, func_sig: str | dict[str, Any], is_remove: bool, silent_override: bool = False
+    ) -> None:
+        """Like :meth:`update_tool_signature`, for a legacy function signature (``{"name": ...,
+        "description": ..., "parameters": ...}``, kept in ``llm_config["functions"]``). The model is
+        offered it as a tool.
+        """
+        self._update_signature(func_sig, is_remove, function_style=True)
+
+    def _update_signature(
+        self, signature: str | dict[str, Any], is_remove: bool, *, function_style: bool
+    ) -> None:
+        kind = "function" if function_style else "tool"
+        if self.client is None:
+            raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot be offered a {kind}")
+        if is_remove:
+            name = signature if isinstance(signature, str) else None
+            if isinstance(signature, dict):
+                name = (
+                    signature.get("name") if function_style else (signature.get("function") or {}).get("name")
+                )
+            if name not in self._offered or (name in self._function_style) != function_style:
+                raise ValueError(f"{self.name} offers no {kind} named {name!r}")
+            self._offer(name, None, function_style=function_style)
+            return
+        if not isinstance(signature, dict):
+            raise ValueError(f"a {kind} signature must be a dict, not {signature!r}")
+        if function_style:
+            name = _function_name(signature, "the function signature")
+            self._offer(name, {"type": "function", "function": signature}, function_style=True)
+        else:
+            self._offer(_tool_name(signature, "the tool signature"), signature, function_style=False)
 
     def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
         available now."""
         if self._llm_tool_schemas is None:
-            self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
+            self._llm_tool_schemas = list(self._offered.values())
         handoffs = self._handoffs
         if handoffs is not None and handoffs.llm_conditions:
             return handoffs.offered_with(self, messages or [], self._llm_tool_schemas)  # type: ignore[arg-type]
@@ -256,31 +445,51 @@ class ToolUseMixin:
         return dict(self._function_map)
 
     def register_for_llm(
-        self, *, name: str | None = None, description: str | None = None, api_style: str = "tool"
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        api_style: str = "tool",
+        silent_override: bool = False,
     ) -> Callable[[Callable[..., Any]], Tool]:
-        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature."""
+        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature.
+
+        The schema is added to ``llm_config["tools"]`` (``api_style="function"``: to
+        ``llm_config["functions"]``, AG2's legacy form), as AG2 does.
+        """
+        if api_style not in ("tool", "function"):
+            raise ValueError(f"api_style must be 'tool' or 'function', not {api_style!r}")
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name, description=description)
             if self.client is None:
                 raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot call tools")
-            self._add_llm_tool(tool)
+            self._llm_tools[tool.name] = tool
+            self._offer(tool.name, tool.schema, function_style=api_style == "function")
             return tool
 
         return decorator
 
     def register_for_execution(
-        self, name: str | None = None, *, in_thread: bool = True, timeout: float | None = None
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        in_thread: bool = True,
+        timeout: float | None = None,
+        serialize: bool = True,
+        silent_override: bool = False,
     ) -> Callable[[Callable[..., Any]], Tool]:
         """Decorator: let this agent execute the function when another agent's model calls it.
 
         In asynchronous chats a synchronous function runs in a worker thread, so that it does not block
         the event loop; ``in_thread=False`` calls it directly (for quick functions). ``timeout``
-        (seconds) bounds each call (default: the agent's ``tool_timeout``).
+        (seconds) bounds each call (default: the agent's ``tool_timeout``). ``serialize`` and
+        ``silent_override`` are AG2's and change nothing here (results are always sent as text).
         """
 
         def decorator(func: Callable[..., Any]) -> Tool:
-            tool = as_tool(func, name=name)
+            tool = as_tool(func, name=name, description=description)
             if not in_thread or timeout is not None:
                 tool = Tool(
                     tool.func,
@@ -288,6 +497,7 @@ class ToolUseMixin:
                     description=tool.description,
                     in_thread=in_thread,
                     timeout=timeout,
+                    parameters_json_schema=tool.parameters,
                 )
             self._set_function(tool.name, tool)
             return tool
@@ -303,6 +513,33 @@ class ToolUseMixin:
 def _handoff_check(chat: Chat | None) -> HandoffCheck | None:
     """The chat's rule says whether a handoff can be taken (swarms); ``None`` if it does not hand off."""
     return getattr(chat.rule, "handoff_problem", None) if chat is not None else None
+
+
+def _tool_name(schema: Any, where: str) -> str:
+    function = schema.get("function") if isinstance(schema, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError(
+            f"{where} must be {{'type': 'function', 'function': {{'name': ...}}}}, not {schema!r}"
+        )
+    return name
+
+
+def _function_name(signature: Any, where: str) -> str:
+    name = signature.get("name") if isinstance(signature, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where} must have a 'name' key; got {signature!r}")
+    return name
+
+
+def _as_function_message(result: dict[str, Any]) -> dict[str, Any]:
+    content = result["content"]
+    text = content.result_text() if isinstance(content, ToolResult) else result_text(content)
+    return {**result, "content": text}
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 def outcome_data(outcome: ToolOutcome) -> dict[str, Any]:

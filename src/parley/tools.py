@@ -59,44 +59,61 @@ class Tool:
     quick functions: a thread costs tens of microseconds). Synchronous chats always call it directly.
     ``timeout`` (seconds) bounds a call: when it passes, the model is told the tool timed out (see
     :mod:`parley.timeouts` for what happens to the function).
+
+    AG2's spelling works too: ``Tool(name=..., description=..., func_or_tool=f)``, where ``f`` may be
+    another tool (its name and description are the defaults), and ``parameters_json_schema`` sets the
+    parameters the model sees instead of those computed from the signature.
     """
 
     def __init__(
         self,
-        func: Callable[..., Any],
+        func: Callable[..., Any] | Tool | None = None,
         *,
         name: str | None = None,
         description: str | None = None,
         in_thread: bool = True,
         timeout: float | None = None,
+        func_or_tool: Callable[..., Any] | Tool | None = None,
+        parameters_json_schema: dict[str, Any] | None = None,
     ) -> None:
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
         ):
             raise ValueError(f"a tool's timeout must be a positive number of seconds, not {timeout!r}")
+        if func is None:
+            func = func_or_tool
+        elif func_or_tool is not None:
+            raise ToolDefinitionError("give the function either positionally or as func_or_tool, not both")
         if isinstance(func, Tool):
+            name = name or func.name
+            description = description if description is not None else func.description
+            timeout = timeout if timeout is not None else func.timeout
             func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must be callable, not {func!r}")
+        if parameters_json_schema is not None and not isinstance(parameters_json_schema, dict):
+            raise ToolDefinitionError(
+                f"parameters_json_schema must be a JSON schema dict, not {parameters_json_schema!r}"
+            )
         self.func: Callable[..., Any] = func
-        self.name = name or getattr(func, "__name__", None) or type(func).__name__
+        self.name: str = name or getattr(func, "__name__", None) or type(func).__name__
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (as model APIs require)"
             )
         doc = inspect.getdoc(func) or ""
-        self.description = description if description is not None else _summary_of(doc)
+        self.description: str = description if description is not None else _summary_of(doc)
         self.is_async = inspect.iscoroutinefunction(func) or (
             not inspect.isfunction(func) and inspect.iscoroutinefunction(type(func).__call__)
         )
         self.in_thread = in_thread
-        self.timeout = timeout
+        self.timeout: float | None = timeout
         signature = _signature_of(func, self.name, doc)
         self.injects_context = signature.injects_context
         self.injects_call_id = signature.injects_call_id
         self._arguments_model = signature.arguments_model
         self._parameter_names = signature.parameter_names
-        self.parameters = signature.parameters
+        self.parameters = signature.parameters if parameters_json_schema is None else parameters_json_schema
         self._schema: dict[str, Any] | None = None
         self.__name__ = self.name
         self.__doc__ = func.__doc__
@@ -114,6 +131,34 @@ class Tool:
                 },
             }
         return self._schema
+
+    @property
+    def tool_schema(self) -> dict[str, Any]:
+        """AG2's name for :attr:`schema`."""
+        return self.schema
+
+    @property
+    def function_schema(self) -> dict[str, Any]:
+        """The schema in the legacy ``functions`` form: name, description and parameters."""
+        return dict(self.schema["function"])
+
+    @property
+    def realtime_tool_schema(self) -> dict[str, Any]:
+        """The schema in the form realtime APIs take: ``{"type": "function", "name": ...}``."""
+        return {"type": "function", **self.schema["function"]}
+
+    def register_for_llm(self, agent: Any) -> None:
+        """Offer this tool to ``agent``'s model."""
+        agent.register_for_llm()(self)
+
+    def register_for_execution(self, agent: Any) -> None:
+        """Let ``agent`` run this tool when a model calls it."""
+        agent.register_for_execution()(self)
+
+    def register_tool(self, agent: Any) -> None:
+        """Both: offer this tool to ``agent``'s model and let ``agent`` run it."""
+        self.register_for_llm(agent)
+        self.register_for_execution(agent)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.func(*args, **kwargs)

@@ -19,7 +19,8 @@ class DefaultPattern:
     """A group of agents that pass the conversation by handoffs, starting with ``initial_agent``.
 
     ``group_after_work`` applies to every agent without an after-work of its own (``agent.handoffs``);
-    it ends the chat by default.
+    it ends the chat by default. ``group_manager_args`` are the arguments of the group's
+    ``GroupChatManager`` (its ``llm_config``, its ``is_termination_msg``...).
     """
 
     def __init__(
@@ -110,4 +111,5 @@ def _pattern_arguments(
         "context_variables": pattern.context_variables,
         "after_work": pattern.group_after_work,
         "silent": silent,
+        "manager_args": pattern.group_manager_args,
     }
