@@ -1,4 +1,4 @@
-"""OpenTelemetry spans for chats, following the GenAI semantic conventions (``parley[otel]``).
+"""OpenTelemetry spans for chats, following the GenAI semantic conventions (``parley-llm[otel]``).
 
 :func:`instrument` makes every chat report spans to the global tracer provider (or the one given):
 
@@ -48,7 +48,7 @@ def _import_otel() -> Any:
         from opentelemetry import context, trace
     except ImportError:
         raise ImportError(
-            "OpenTelemetry is not installed: install parley's otel extra (or opentelemetry-api)"
+            "OpenTelemetry is not installed: pip install 'parley-llm[otel]' (or opentelemetry-api)"
         ) from None
     return trace, context
 
@@ -236,7 +236,7 @@ def instrument(tracer_provider: Any = None, *, capture_content: bool | None = No
     """Report every chat started from now on as OpenTelemetry spans; returns the listener.
 
     Raises:
-        ImportError: OpenTelemetry is not installed (``parley[otel]``).
+        ImportError: OpenTelemetry is not installed (``parley-llm[otel]``).
     """
     uninstrument()
     listener = OpenTelemetryListener(tracer_provider, capture_content=capture_content)

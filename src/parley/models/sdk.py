@@ -20,7 +20,7 @@ def import_sdk(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as error:
         raise ImportError(
-            f"this model config needs the {module!r} package: pip install 'parley[{extra}]'"
+            f"this model config needs the {module!r} package: pip install 'parley-llm[{extra}]'"
         ) from error
 
 

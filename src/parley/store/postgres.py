@@ -163,7 +163,7 @@ class PostgresStore:
         except ImportError:
             raise StoreUnavailableError(
                 f"cannot open the store {self.url}: PostgreSQL stores need psycopg 3 "
-                "(pip install 'parley[postgres]')"
+                "(pip install 'parley-llm[postgres]')"
             ) from None
         import psycopg
 
