@@ -21,6 +21,7 @@ from parley.group import (
 from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
+from parley.runners import Outcome, RayRunner, a_run_many, run_many
 from parley.swarm import (
     AFTER_WORK,
     ON_CONDITION,
@@ -60,6 +61,8 @@ __all__ = [
     "GroupChatManager",
     "ModelRequest",
     "OnCondition",
+    "Outcome",
+    "RayRunner",
     "ReplyResult",
     "RevertToUserTarget",
     "ScriptedModel",
@@ -75,10 +78,12 @@ __all__ = [
     "UserProxyAgent",
     "a_initiate_group_chat",
     "a_initiate_swarm_chat",
+    "a_run_many",
     "initiate_chats",
     "initiate_group_chat",
     "initiate_swarm_chat",
     "register_function",
     "register_hand_off",
+    "run_many",
     "tool_call",
 ]
