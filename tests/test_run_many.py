@@ -21,7 +21,6 @@ from parley import (
     a_run_many,
     run_many,
 )
-from parley.runners.errors import UnsendableError
 from parley.store import MemoryStore
 from run_many_items import support_chat
 
@@ -324,18 +323,6 @@ def test_the_ray_runner_without_ray_says_which_extra_to_install(monkeypatch: pyt
 
     with pytest.raises(ImportError, match=r"pip install 'parley\[ray\]'"):
         run_many(support_chat, [{"customer": "x"}], runner="ray")
-
-
-def test_a_function_ray_cannot_pickle_is_refused_naming_what_could_not_be_pickled():
-    pytest.importorskip("ray")
-    lock = threading.Lock()
-
-    def guarded(item: Any) -> Any:
-        with lock:
-            return item
-
-    with pytest.raises(UnsendableError, match=r"guarded could not be pickled \(.*lock \(a _thread\.lock\)\)"):
-        run_many(guarded, [1], runner="ray")
 
 
 def test_an_outcome_reads_as_its_value_or_its_error():
