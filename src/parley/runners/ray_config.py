@@ -16,7 +16,7 @@ class RayRunner:
     batch) and their outcomes stream back as they finish.
 
     Attributes:
-        actors: how many actors (default: one per CPU Ray has available when the batch starts).
+        actors: how many actors (default: one per CPU of the Ray cluster).
         batch_size: items per call to an actor (default: the actor's share of ``concurrency``, so that
             each actor holds about two calls' worth of items).
         max_attempts: how many times an item is started before it is given up, when the actors running

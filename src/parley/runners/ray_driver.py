@@ -63,7 +63,7 @@ async def run_on_ray(
             )
     if not items:
         return []
-    actors = options.actors or max(1, int(ray.available_resources().get("CPU", 1)))
+    actors = options.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
     actors = min(actors, concurrency, len(items))
     pool = ActorPool(ray, ray.put(fn), options, shares(concurrency, actors), store_url, batch_id)
     try:
