@@ -211,6 +211,78 @@ def concurrency_rows(figures: Figures, chats: int) -> list[Row]:
     ]
 
 
+#: The console workloads: how the swarm ring and the first chat print, and the silent run compared.
+PRINTED = (("file", "printed to a file", "a file"), ("tty", "printed at a terminal (pty)", "a terminal"))
+PRINTED_STEP_GOAL = Goal(30.0, "≤ 30 us")
+FIRST_CHAT_GOAL = Goal(1.0, "≤ 1 ms")
+
+
+def console_rows(figures: Figures, sizes: Mapping[str, list[int]]) -> list[Row]:
+    """The swarm ring printed (to a file, at a terminal) and silent, per handoff, and printing's cost;
+    then the CPU time of a process's first chat, printed and silent."""
+
+    def silent(framework: str, size: int) -> float | None:
+        # The silent ring is the "swarm" workload; "swarm_silent" runs it at sizes that one does not.
+        found = _per_step_us(figures, framework, "swarm_silent", size)
+        return found if found is not None else _per_step_us(figures, framework, "swarm", size)
+
+    def difference(printed: float | None, quiet: float | None) -> float | None:
+        return None if printed is None or quiet is None else printed - quiet
+
+    rows = []
+    printed_sizes = sorted({size for output, _, _ in PRINTED for size in sizes.get(f"swarm_{output}", [])})
+    for size in printed_sizes:
+        label = f"swarm ring, {size} handoffs"
+        for output, how, _ in PRINTED:
+            rows.append(
+                Row(
+                    f"{label}, {how}: CPU per handoff",
+                    "us",
+                    _per_step_us(figures, "parley", f"swarm_{output}", size),
+                    _per_step_us(figures, "ag2", f"swarm_{output}", size),
+                    PRINTED_STEP_GOAL,
+                )
+            )
+        rows.append(
+            Row(f"{label}, silent: CPU per handoff", "us", silent("parley", size), silent("ag2", size))
+        )
+        for output, _, where in PRINTED:
+            rows.append(
+                Row(
+                    f"{label}: what printing to {where} adds per handoff",
+                    "us",
+                    difference(
+                        _per_step_us(figures, "parley", f"swarm_{output}", size), silent("parley", size)
+                    ),
+                    difference(_per_step_us(figures, "ag2", f"swarm_{output}", size), silent("ag2", size)),
+                )
+            )
+    for turns in sorted(
+        {size for workload in ("start_silent", "start_file", "start_tty") for size in sizes.get(workload, [])}
+    ):
+        label = f"a process's first chat ({turns} turn{'s' if turns > 1 else ''})"
+        for output, how, _ in PRINTED:
+            rows.append(
+                Row(
+                    f"{label}, {how}: CPU time",
+                    "ms",
+                    _scaled(_get(figures, "parley", f"start_{output}", turns, "cpu_s"), 1e3),
+                    _scaled(_get(figures, "ag2", f"start_{output}", turns, "cpu_s"), 1e3),
+                    # At a terminal the first printed chat loads rich, once per process, by design.
+                    FIRST_CHAT_GOAL if output == "file" else None,
+                )
+            )
+        rows.append(
+            Row(
+                f"{label}, silent: CPU time",
+                "ms",
+                _scaled(_get(figures, "parley", "start_silent", turns, "cpu_s"), 1e3),
+                _scaled(_get(figures, "ag2", "start_silent", turns, "cpu_s"), 1e3),
+            )
+        )
+    return rows
+
+
 def _number(value: float | None) -> str:
     if value is None:
         return "-"

@@ -20,7 +20,8 @@ NO_LIMIT = 10**9
 #: The names of the three agents of the swarm ring: each hands off to the next, the last to the first.
 RING = ("agent_a", "agent_b", "agent_c")
 
-#: The size each worker process runs a workload at once, unmeasured, before the measured run.
+#: The size each worker process runs a workload at once, unmeasured, before the measured run; 0 for the
+#: workloads that measure the process's first chat, which have no warm-up.
 WARMUP_SIZE = {
     "chat": 2,
     "swarm": 3,
@@ -28,6 +29,12 @@ WARMUP_SIZE = {
     "agents": 1,
     "agents_memory": 1,
     "concurrent": 2,
+    "swarm_silent": 3,
+    "swarm_file": 3,
+    "swarm_tty": 3,
+    "start_silent": 0,
+    "start_file": 0,
+    "start_tty": 0,
 }
 
 

@@ -22,6 +22,7 @@ from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
 from parley.events import Listener
 from parley.human_reply import HumanReplyMixin
+from parley.limits import Condition
 from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, content_str, to_logged, to_message
 from parley.models.base import ModelClient
@@ -30,7 +31,7 @@ from parley.models.usage import UsageSummary
 from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
 from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
-from parley.tool_use import ToolUseMixin
+from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
 
 if TYPE_CHECKING:
@@ -514,6 +515,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = self._own_tool_reply(messages)
+            if reply is OVER_BUDGET:
+                return None
         if reply is None:
             reply = self.generate_reply(messages, peer)
         return None if reply is None else self._outgoing(reply, peer)
@@ -524,6 +527,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = await self._a_own_tool_reply(messages)
+            if reply is OVER_BUDGET:
+                return None
         if reply is None:
             reply = await self.a_generate_reply(messages, peer)
         return None if reply is None else self._outgoing(reply, peer)
@@ -662,6 +667,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         store: Any = None,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Condition | Sequence[Condition] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Start a chat with ``recipient`` with ``message``, and run it until a rule ends it.
@@ -680,6 +686,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 object): it survives a crash, and the same call continues it (see docs/durability.md).
             chat_id: the chat's id; with ``store``, the chat to continue if it exists.
             listeners: functions that get this chat's events.
+            stop_when: stop conditions and budgets, combined with ``|`` and ``&`` (:mod:`parley.limits`):
+                ``MaxTokens(50_000) | MaxCost(0.5) | MaxTime(120)``.
             **kwargs: ``carryover`` (text or list appended to the message as context).
 
         Returns:
@@ -692,7 +700,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     f"{agent.name} has async reply functions {unusable}: run the chat with a_initiate_chat, "
                     "or register them with ignore_async_in_sync_chat=True"
                 )
-        opening = _Opening(message, max_turns, summary_method, summary_args, clear_history, silent, kwargs)
+        opening = _Opening(
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
+        )
         with durability(store, chat_id) as durable:
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -715,10 +725,13 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         store: Any = None,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Condition | Sequence[Condition] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
-        opening = _Opening(message, max_turns, summary_method, summary_args, clear_history, silent, kwargs)
+        opening = _Opening(
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
+        )
         with durability(store, chat_id) as durable:
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -760,6 +773,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             silent=bool(opening.silent),
             chat_id=chat_id_of(durable, chat_id),
             listeners=listeners,
+            stop_when=opening.stop_when,
         )
         if durable is not None:
             durable.attach(chat, chat.state.shape, [*chat.peers])
@@ -792,6 +806,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         """The chat ``initiator.initiate_chat(self, ...)`` runs; the initiator then appends its message.
 
@@ -810,6 +825,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             listeners=listeners,
             chat_id=chat_id,
             views=views,
+            stop_when=stop_when,
         )
 
     async def _close_chat(
@@ -901,6 +917,7 @@ class _Opening:
     clear_history: bool
     silent: bool | None
     kwargs: dict[str, Any]
+    stop_when: Any
 
 
 def _with_carryover(message: Any, carryover: Any) -> Any:

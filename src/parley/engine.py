@@ -26,11 +26,13 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from parley import events
+from parley.budgets import Budgets
 from parley.chat_result import ChatResult
 from parley.coroutines import run_sync
 from parley.durable import chat_scope
 from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
 from parley.journal import handoff_data, usage_data
+from parley.limits import Condition, Spent, check_stop_when
 from parley.messages import Message, View, as_own, model_form, to_logged
 from parley.state import ChatState
 from parley.termination import StopCondition, StopKind, StopReason
@@ -84,6 +86,8 @@ class Chat:
         host: whom a speaker that is not a participant addresses (a swarm's first message comes from
             outside the swarm when there is no user agent).
         chat_id: the chat's id (default: a new unique one).
+        stop_when: stop conditions and budgets (:mod:`parley.limits`); a chat started inside a chat with
+            budgets counts against them too.
         views: views the participants continue with (a continued conversation); new ones otherwise.
         log: the list to use as the log (a group chat's ``messages``); a new one otherwise.
     """
@@ -103,6 +107,7 @@ class Chat:
         chat_id: str | None = None,
         views: Mapping[ConversableAgent, View] | None = None,
         log: list[Message] | None = None,
+        stop_when: Condition | None = None,
     ) -> None:
         state = self.state = ChatState(new_chat_id() if chat_id is None else chat_id, shape)
         if log is not None:
@@ -132,6 +137,13 @@ class Chat:
         scope = chat_scope.get()
         if scope is not None:
             scope.chats.append(self)
+        own = check_stop_when(stop_when)
+        outer = current_chat.get()
+        self.budgets: Budgets | None = None
+        if own is not None or (outer is not None and outer.budgets is not None):
+            if own is not None:
+                state.spent = Spent()
+            self.budgets = Budgets(own, state.spent, None if outer is None else outer.budgets)
 
     # ------------------------------------------------------------------------------------------------
     # reading the state
@@ -279,11 +291,13 @@ class Chat:
         if self.journal is not None:
             self.journal.write("tool_result", {"call": index, "outcome": fields})
 
-    def add_usage(self, response: ModelResponse) -> None:
+    def add_usage(self, response: ModelResponse, agent: str) -> None:
         """Count a model call of this chat (agents' model replies count theirs themselves, the same way)."""
         self.state.usage.add(response)
         if self.journal is not None:
             self.journal.usage.append(usage_data(response))
+        if self.budgets is not None:
+            self.budgets.spend_model_call(agent, response)
 
     def take_handoff(self) -> Any:
         """The handoff the last tool results asked for (once)."""
@@ -320,6 +334,11 @@ class Chat:
             if reason is not None:
                 self.stop(reason)
                 return
+        budgets = self.budgets
+        if budgets is not None and budgets._checked:
+            reason = budgets.check(self)
+            if reason is not None:
+                self.stop(reason)
 
     def finish(self, summary: Any) -> None:
         """Record the summary of a chat that stopped: it is finished."""

@@ -389,6 +389,7 @@ class GroupChatManager(ConversableAgent):
         silent: bool,
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
@@ -423,6 +424,7 @@ class GroupChatManager(ConversableAgent):
             chat_id=chat_id,
             views=views,
             log=log,
+            stop_when=stop_when,
         )
         if groupchat.send_introductions and not log:
             introduction = to_logged(groupchat.introductions_msg(), self.name)

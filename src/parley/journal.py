@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from parley.limits import Spent
 from parley.models.base import ModelResponse, Usage
 from parley.state import ChatState
 from parley.termination import StopReason
@@ -108,6 +109,7 @@ class Journal:
         self._context_seen: dict[str, tuple[Any, str]] = {}
         self._counters_seen: dict[str, int] = dict(state.auto_replies)
         self._system_seen: dict[str, str] = dict(state.system_messages)
+        self._spent_seen: dict[str, Any] | None = None if state.spent is None else state.spent.to_dict()
         self._context_changes()
 
     def record(self, kind: str, fields: dict[str, Any]) -> StoredRecord:
@@ -138,6 +140,10 @@ class Journal:
         if self.usage:
             record["usage"] = self.usage
             self.usage = []
+        if state.spent is not None:
+            spent = state.spent.to_dict()
+            if spent != self._spent_seen:
+                record["spent"] = self._spent_seen = spent
         try:
             data = encode(record)
         except (TypeError, ValueError) as error:
@@ -283,3 +289,6 @@ def _apply_changes(record: dict[str, Any], state: ChatState) -> None:
         state.system_messages.update(system_messages)
     for usage in record.get("usage") or ():
         state.usage.add(usage_response(usage))
+    spent = record.get("spent")
+    if spent:
+        state.spent = Spent(**spent)

@@ -10,6 +10,7 @@ from parley.journal import usage_data
 from parley.messages import Message, MessageSequence, Reply, View, flatten_for_model
 from parley.models.base import ModelClient, ModelResponse
 from parley.models.usage import UsageSummary
+from parley.termination import StopReason
 
 if TYPE_CHECKING:
     from parley.agent import Agent
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 class ModelReplyMixin:
     """The model reply function of :class:`~parley.agent.ConversableAgent`."""
 
+    name: str
     client: ModelClient | None
     _usage_summary: UsageSummary | None
     _views: dict[Agent, View]
@@ -36,8 +38,15 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = client.create(request, self._tool_schemas(messages))
-        return True, self._reply_from(response)
+        tools = self._tool_schemas(messages)
+        chat = current_chat.get()
+        if chat is not None and chat.budgets is not None:
+            allowed = chat.budgets.before_model_call(self.name, client, request, tools, chat.state.messages)
+            if isinstance(allowed, StopReason):
+                chat.note_reply_stop(self, allowed)
+                return True, None
+            return True, self._reply_from(client.create(request, tools, **allowed))
+        return True, self._reply_from(client.create(request, tools))
 
     async def a_generate_oai_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -47,8 +56,15 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = await client.a_create(request, self._tool_schemas(messages))
-        return True, self._reply_from(response)
+        tools = self._tool_schemas(messages)
+        chat = current_chat.get()
+        if chat is not None and chat.budgets is not None:
+            allowed = chat.budgets.before_model_call(self.name, client, request, tools, chat.state.messages)
+            if isinstance(allowed, StopReason):
+                chat.note_reply_stop(self, allowed)
+                return True, None
+            return True, self._reply_from(await client.a_create(request, tools, **allowed))
+        return True, self._reply_from(await client.a_create(request, tools))
 
     def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
         chat = current_chat.get()
@@ -81,6 +97,8 @@ class ModelReplyMixin:
             chat.state.usage.add(response)
             if chat.journal is not None:
                 chat.journal.usage.append(usage_data(response))
+            if chat.budgets is not None:
+                chat.budgets.spend_model_call(self.name, response)
 
     def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
         self._record_usage(response)

@@ -346,7 +346,9 @@ class AutoSelection:
         self._read = len(log)
         return self.transcript
 
-    async def select(self, chat: Chat, candidates: list[ConversableAgent], sync: bool) -> ConversableAgent:
+    async def select(
+        self, chat: Chat, candidates: list[ConversableAgent], sync: bool
+    ) -> ConversableAgent | StopReason:
         groupchat, manager = self.groupchat, self.manager
         client = manager.client
         if client is None:
@@ -364,9 +366,17 @@ class AutoSelection:
         attempts = 1 + groupchat.max_retries_for_selecting_speaker
         answer = ""
         for attempt in range(1, attempts + 1):
-            response = client.create(request) if sync else await client.a_create(request)
+            params: dict[str, Any] = {}
+            if chat.budgets is not None:
+                allowed = chat.budgets.before_model_call(
+                    manager.name, client, request, [], chat.state.messages
+                )
+                if isinstance(allowed, StopReason):
+                    return allowed
+                params = allowed
+            response = client.create(request, **params) if sync else await client.a_create(request, **params)
             manager.usage_summary.add(response)
-            chat.add_usage(response)
+            chat.add_usage(response, manager.name)
             answer = content_str(response.message.get("content"))
             mentioned = mentioned_agents(answer, candidates)
             if len(mentioned) == 1:

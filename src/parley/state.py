@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from parley.limits import Spent
 from parley.messages import Message
 from parley.models.usage import UsageSummary
 from parley.termination import StopReason
@@ -38,6 +39,7 @@ class ChatState:
         human_input: every answer a human gave, in order.
         tool_results: results of the tool calls of the last message recorded so far (by call index),
             while that message's results are not all in.
+        spent: what the chat and the chats it started used, against its budgets (with ``stop_when``).
         stop_reason: why the chat stopped, once it has.
         summary: the chat's summary, once it is finished.
     """
@@ -56,6 +58,7 @@ class ChatState:
     usage: UsageSummary = field(default_factory=UsageSummary)
     human_input: list[str] = field(default_factory=list)
     tool_results: dict[int, dict[str, Any]] = field(default_factory=dict)
+    spent: Spent | None = None
     stop_reason: StopReason | None = None
     summary: Any = None
 
@@ -77,5 +80,6 @@ class ChatState:
             "system_messages": dict(self.system_messages),
             "usage": self.usage.to_dict(),
             "human_input": list(self.human_input),
+            "spent": None if self.spent is None else self.spent.to_dict(),
             "stop_reason": None if self.stop_reason is None else self.stop_reason.to_dict(),
         }

@@ -111,5 +111,5 @@ async def summarize_with_model(
         raise ValueError(no_model)
     request = MessageSequence(flatten_for_model(messages), [{"role": role, "content": prompt}])
     response = client.create(request) if sync else await client.a_create(request)
-    usage_on._record_usage(response)
+    usage_on._record_usage(response)  # counts against the chat's budgets too
     return content_str(response.message.get("content"))

@@ -168,6 +168,7 @@ def initiate_swarm_chat(
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
 ) -> GroupOutcome:
     """Run a swarm from ``initial_agent`` until a handoff, after-work or limit ends it.
 
@@ -187,6 +188,7 @@ def initiate_swarm_chat(
             it survives a crash, and the same call continues it (see docs/durability.md).
         chat_id: the chat's id; with ``store``, the chat to continue if it exists.
         listeners: functions that get this chat's events.
+        stop_when: stop conditions and budgets (:mod:`parley.limits`).
 
     Returns:
         ``(ChatResult, context_variables, last_speaker)``.
@@ -207,6 +209,7 @@ async def a_initiate_swarm_chat(
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_swarm_chat`: async tools, models and humans are awaited."""
     return await run_group(**_swarm_arguments(locals()), sync=False)

@@ -4,30 +4,39 @@
 - Synchronous functions in an asynchronous chat run in a worker thread; when the limit passes the chat
   goes on and the thread is abandoned: Python cannot stop a thread, so the function runs on until it
   returns, and its result is dropped.
-- Synchronous functions in a synchronous chat on the main thread are interrupted by a ``SIGALRM`` timer
-  (which also interrupts ``time.sleep`` and blocking socket calls). Off the main thread, or while another
-  timer is running, they run in a worker thread that is abandoned as above.
+- Synchronous functions in a synchronous chat on the main thread are interrupted: a watchdog thread sends
+  the main thread ``SIGALRM`` once the limit has passed (it looks every 20 ms), which also interrupts
+  ``time.sleep`` and blocking socket calls. parley's handler passes other ``SIGALRM``\\ s to the handler
+  that was there before. Off the main thread they run in a worker thread that is abandoned as above.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
 import signal
 import threading
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 
 class ToolTimeout(Exception):
     """A tool did not finish within its time limit."""
 
 
+NO_LIMIT = float("inf")
+"""A tool's ``timeout`` that exempts it from its agent's ``tool_timeout`` (handoff tools have it)."""
+
+WATCHDOG_INTERVAL_S = 0.02
+
+
 def call_with_timeout(function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
     """``function(**arguments)``, or :class:`ToolTimeout` after ``seconds``."""
-    if _can_use_alarm():
-        return _with_alarm(function, arguments, seconds)
+    if threading.current_thread() is threading.main_thread() and _watchdog.ready():
+        return _watchdog.run(function, arguments, seconds)
     return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
 
 
@@ -36,39 +45,76 @@ async def a_call_with_timeout(
 ) -> Any:
     """Async twin of :func:`call_with_timeout`: an async function is cancelled, a synchronous one runs in
     a worker thread that is abandoned when the limit passes."""
+    import asyncio
+
     if is_async:
         awaitable: Awaitable[Any] = function(**arguments)
     else:
-        future = _start_thread(function, arguments)
-        awaitable = asyncio.wrap_future(future)
+        awaitable = asyncio.wrap_future(_start_thread(function, arguments))
     try:
         return await asyncio.wait_for(awaitable, seconds)
     except TimeoutError:
         raise ToolTimeout(_message(seconds)) from None
 
 
-def _can_use_alarm() -> bool:
-    return (
-        hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
-    )
+class _Watchdog:
+    """Interrupts the main thread's timed call once its limit has passed."""
+
+    def __init__(self) -> None:
+        self.deadline = 0.0
+        self.seconds = 0.0
+        self.expired = False
+        self._previous: Any = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def ready(self) -> bool:
+        """Start the watchdog and install the handler, once; ``False`` where signals cannot be used."""
+        if self._thread is not None:
+            return True
+        if not hasattr(signal, "pthread_kill") or self.deadline:
+            return False
+        with self._lock:
+            if self._thread is None:
+                self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+                thread = threading.Thread(target=self._watch, name="parley-tool-watchdog", daemon=True)
+                thread.start()
+                self._thread = thread
+        return True
+
+    def run(self, function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
+        if self.deadline:  # a timed call inside a timed call: the inner one runs in a thread
+            return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
+        self.seconds, self.expired = seconds, False
+        self.deadline = time.monotonic() + seconds
+        try:
+            return function(**arguments)
+        finally:
+            self.deadline = 0.0
+
+    def _watch(self) -> None:
+        main = threading.main_thread().ident
+        while True:
+            time.sleep(WATCHDOG_INTERVAL_S)
+            deadline = self.deadline
+            if deadline and not self.expired and time.monotonic() > deadline and main is not None:
+                self.expired = True
+                signal.pthread_kill(main, signal.SIGALRM)
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self.deadline and self.expired:
+            raise ToolTimeout(_message(self.seconds))
+        previous = self._previous
+        if callable(previous):
+            previous(signum, frame)
 
 
-def _with_alarm(function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
-    def expire(signum: int, frame: Any) -> None:
-        raise ToolTimeout(_message(seconds))
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return function(**arguments)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0.0)
-        signal.signal(signal.SIGALRM, previous)
+_watchdog = _Watchdog()
 
 
 def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
+    import concurrent.futures
+
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()
     context = contextvars.copy_context()
 
@@ -91,6 +137,8 @@ def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> co
 def _in_abandonable_thread(
     function: Callable[..., Any], arguments: dict[str, Any], seconds: float
 ) -> concurrent.futures.Future[Any]:
+    import concurrent.futures
+
     future = _start_thread(function, arguments)
     try:
         future.result(timeout=seconds)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from parley.timeouts import ToolTimeout, a_call_with_timeout, call_with_timeout
+from parley.timeouts import NO_LIMIT, ToolTimeout, a_call_with_timeout, call_with_timeout
 from parley.tools import Tool, ToolResult
 
 HandoffCheck = Callable[[Any], "str | None"]
@@ -205,7 +205,8 @@ def _plan_all(
             outcomes.append(ToolOutcome(call_id, name, message, error=message))
             continue
         outcomes.append(None)
-        planned.append((index, tool, call_id, arguments, timeout if tool.timeout is None else tool.timeout))
+        limit = timeout if tool.timeout is None else tool.timeout
+        planned.append((index, tool, call_id, arguments, None if limit == NO_LIMIT else limit))
     return outcomes, planned
 
 

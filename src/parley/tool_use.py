@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
 
 
+OVER_BUDGET: dict[str, Any] = {}
+"""What :meth:`ToolUseMixin._own_tool_reply` returns when a budget forbids the tool calls (no reply)."""
+
+
 class ToolUseMixin:
     """Tool registration and the tool-execution reply function of :class:`~parley.agent.ConversableAgent`."""
 
@@ -42,6 +46,8 @@ class ToolUseMixin:
         if not calls:
             return False, None
         chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return True, None
         options = self._tool_options(chat, calls, None)
         outcomes = run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
         return True, self._tool_reply(outcomes, chat)
@@ -54,6 +60,8 @@ class ToolUseMixin:
         if not calls:
             return False, None
         chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return True, None
         options = self._tool_options(chat, calls, None)
         outcomes = await a_run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
         return True, self._tool_reply(outcomes, chat)
@@ -62,7 +70,8 @@ class ToolUseMixin:
     """Whether the agent runs its own tool calls, first thing in its next turn (agents of a swarm)."""
 
     def _own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
-        """Run the tool calls of this agent's own last message; ``None`` if it has none pending.
+        """Run the tool calls of this agent's own last message; ``None`` if it has none pending,
+        :data:`OVER_BUDGET` if a budget forbids running them.
 
         ``context_variables`` is injected, context updates are applied, and a handoff a tool asks for
         is kept for the chat's next-speaker rule (the first valid one wins; later ones are answered as
@@ -72,12 +81,13 @@ class ToolUseMixin:
         if not calls:
             return None
         chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return OVER_BUDGET
         tools = self._executable_tools()
-        if chat is not None and not (
-            chat.listeners or chat.state.tool_results or chat.journal is not None or self.tool_timeout
-        ):
+        if chat is not None and not (chat.listeners or chat.state.tool_results or chat.journal is not None):
             check = getattr(chat.rule, "handoff_problem", None)
-            outcomes = run_tool_calls(calls, tools, chat.state.context_variables, check_handoff=check)
+            context = chat.state.context_variables
+            outcomes = run_tool_calls(calls, tools, context, check_handoff=check, timeout=self.tool_timeout)
         else:
             options = self._tool_options(chat, calls, _handoff_check(chat))
             outcomes = run_tool_calls(calls, tools, self._context_of(chat), **options)
@@ -89,9 +99,19 @@ class ToolUseMixin:
         if not calls:
             return None
         chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return OVER_BUDGET
         options = self._tool_options(chat, calls, _handoff_check(chat))
         outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
+
+    def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
+        assert chat.budgets is not None
+        reason = chat.budgets.before_tool_calls(self.name, len(calls))
+        if reason is None:
+            return False
+        chat.note_reply_stop(self, reason)
+        return True
 
     def _own_pending_calls(self, messages: list[Message]) -> list[dict[str, Any]]:
         if not messages:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.group.targets import AgentNameTarget, AgentTarget, TransitionTarget, as_target
 from parley.messages import Message
+from parley.timeouts import NO_LIMIT
 from parley.tools import Tool
 
 if TYPE_CHECKING:
@@ -91,7 +92,11 @@ class Handoffs:
         self.llm_conditions.append(condition)
         self._unconditional = self._unconditional and condition.available is None
         tool = Tool(
-            _transfer(condition.target), name=name[:64], description=condition.prompt, in_thread=False
+            _transfer(condition.target),
+            name=name[:64],
+            description=condition.prompt,
+            in_thread=False,
+            timeout=NO_LIMIT,
         )
         self._tools.append(tool)
         self._by_name[tool.name] = tool

@@ -53,13 +53,16 @@ def initiate_group_chat(
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
 ) -> GroupOutcome:
     """Run the pattern's group chat; return ``(ChatResult, context_variables, last_agent)``.
 
-    ``store``, ``chat_id`` and ``listeners`` are as for :func:`~parley.swarm.initiate_swarm_chat`.
+    ``store``, ``chat_id``, ``listeners`` and ``stop_when`` are as for
+    :func:`~parley.swarm.initiate_swarm_chat`.
     """
     arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
-    return run_sync(run_group(**arguments, store=store, chat_id=chat_id, listeners=listeners, sync=True))
+    extra = {"store": store, "chat_id": chat_id, "listeners": listeners, "stop_when": stop_when}
+    return run_sync(run_group(**arguments, **extra, sync=True))
 
 
 async def a_initiate_group_chat(
@@ -71,10 +74,12 @@ async def a_initiate_group_chat(
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_group_chat`."""
     arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
-    return await run_group(**arguments, store=store, chat_id=chat_id, listeners=listeners, sync=False)
+    extra = {"store": store, "chat_id": chat_id, "listeners": listeners, "stop_when": stop_when}
+    return await run_group(**arguments, **extra, sync=False)
 
 
 def _pattern_arguments(

@@ -37,6 +37,7 @@ async def run_group(
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
 ) -> GroupOutcome:
     """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``."""
     agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
@@ -66,6 +67,7 @@ async def run_group(
             listeners=listeners,
             host=manager,
             chat_id=chat_id_of(durable, chat_id),
+            stop_when=stop_when,
         )
         chat.add_speaker(starter)
         initial = _initial_messages(chat, messages, starter)

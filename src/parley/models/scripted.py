@@ -11,7 +11,7 @@ import inspect
 import itertools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from parley.messages import Message
@@ -93,6 +93,8 @@ class ScriptedModel:
         usage: tokens to report for every call (default: none).
         cost: cost to report for every call.
         record: keep a copy of every request in :attr:`requests` (turn off for benchmarks).
+        params: request parameters it is configured with, as a real model's ``llm_config`` (a budget
+            reads ``max_tokens`` there); a reply reports at most ``max_tokens`` completion tokens.
     """
 
     def __init__(
@@ -103,8 +105,10 @@ class ScriptedModel:
         usage: Usage | None = None,
         cost: float = 0.0,
         record: bool = True,
+        params: dict[str, Any] | None = None,
     ) -> None:
         self._script = list(replies)
+        self.params = dict(params or {})
         self._next = 0
         self.model = model
         self._usage = usage
@@ -133,7 +137,24 @@ class ScriptedModel:
             raise item
         response = to_response(item, self.model, self._usage)
         response.cost = response.cost or self._cost
+        limit = params.get("max_tokens", self.params.get("max_tokens"))
+        if isinstance(limit, int) and response.usage.completion_tokens > limit:
+            response = replace(response, usage=Usage(response.usage.prompt_tokens, limit))
         return response
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None) -> int:
+        """The prompt tokens the next reply will report (how budgets see this model's prompts)."""
+        return self._next_response().usage.prompt_tokens
+
+    def price_of(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """What the next reply will cost, whatever its tokens (a scripted model has a price per call)."""
+        return self._next_response().cost or self._cost
+
+    def _next_response(self) -> ModelResponse:
+        item = self._script[self._next] if self._next < len(self._script) else ""
+        if isinstance(item, BaseException):
+            return ModelResponse({}, self._usage or Usage(), self._cost, self.model)
+        return to_response(item, self.model, self._usage)
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
