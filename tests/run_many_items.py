@@ -38,17 +38,28 @@ def customer_of(request: ModelRequest) -> str:
     return next(m["content"] for m in request.messages if m.get("role") == "user").removeprefix("I am ")
 
 
-async def triage_model(request: ModelRequest) -> ModelResponse:
-    await asyncio.sleep(0)
+async def model_call(request: ModelRequest, model: str) -> str:
+    """The customer a call is for. ``PARLEY_RUN_MANY_DELAY`` (seconds) makes each call wait that long;
+    with ``PARLEY_RUN_MANY_LEDGER`` (a directory), each call adds a line to a file named by the customer,
+    whichever process makes it."""
+    await asyncio.sleep(float(os.environ.get("PARLEY_RUN_MANY_DELAY", "0")))
     customer = customer_of(request)
+    ledger = os.environ.get("PARLEY_RUN_MANY_LEDGER")
+    if ledger:
+        with open(Path(ledger) / customer, "a") as calls:
+            calls.write(f"{model} {os.getpid()}\n")
+    return customer
+
+
+async def triage_model(request: ModelRequest) -> ModelResponse:
+    customer = await model_call(request, "triage")
     if request.messages[-1].get("role") == "tool":
         return costed("Passing you to billing.", tokens=len(customer))
     return costed([tool_call("look_up", id=f"look-{customer}")], tokens=len(customer) + 1)
 
 
 async def billing_model(request: ModelRequest) -> ModelResponse:
-    await asyncio.sleep(0)
-    customer = customer_of(request)
+    customer = await model_call(request, "billing")
     if customer.startswith("broken"):
         raise RuntimeError(f"the billing model is down for {customer}")
     if str(request.messages[-1].get("content") or "").startswith("refunded"):

@@ -23,7 +23,12 @@ print("outcomes", sum(outcome.ok for outcome in outcomes), file=sys.stdout, flus
 
 
 def environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(TESTS), "COLUMNS": "160", "TERM": "xterm-256color"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+        "COLUMNS": "160",
+        "TERM": "xterm-256color",
+    }
 
 
 def run_at_a_terminal(progress: str) -> str:

@@ -15,8 +15,8 @@ import math
 import os
 import pickle
 from collections import deque
-from collections.abc import Callable
-from contextlib import AbstractContextManager, suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, asynccontextmanager, suppress
 from typing import Any
 
 from parley.runners.errors import ItemLostError, RemoteItemError, UnsendableError
@@ -193,8 +193,48 @@ class ActorPool:
             self._kill(actor)
 
 
+class ActorGate:
+    """Who may call one actor: any number of batches at once, or one suspect item alone."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.alone = False
+        self.changed = asyncio.Condition()
+
+    @asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        async with self.changed:
+            await self.changed.wait_for(lambda: not self.alone)
+            self.calls += 1
+        try:
+            yield
+        finally:
+            async with self.changed:
+                self.calls -= 1
+                self.changed.notify_all()
+
+    @asynccontextmanager
+    async def alone_on_it(self) -> AsyncIterator[None]:
+        async with self.changed:
+            await self.changed.wait_for(lambda: not self.alone)
+            self.alone = True
+            await self.changed.wait_for(lambda: self.calls == 0)
+        try:
+            yield
+        finally:
+            async with self.changed:
+                self.alone = False
+                self.changed.notify_all()
+
+
 class Dispatch:
-    """Sends items out in batches, lands outcomes, requeues the items of actors that died."""
+    """Sends items out in batches, lands outcomes, requeues the items of actors that died.
+
+    Ray cannot say which item killed an actor, so every item it was running is started again. An item
+    that was running at two deaths is a suspect: it runs alone on its actor from then on, so that its
+    actor's next death is surely its own and an item that kills every actor takes no other down with it
+    again.
+    """
 
     def __init__(self, ray: Any, pool: ActorPool, items: list[Any], options: RayRunner, tally: Tally) -> None:
         self.ray = ray
@@ -204,9 +244,12 @@ class Dispatch:
         self.tally = tally
         self.outcomes: list[Outcome[Any] | None] = [None] * len(items)
         self.attempts = [0] * len(items)
+        self.deaths = [0] * len(items)
         self.queue: deque[int] = deque(range(len(items)))
+        self.suspects: deque[int] = deque()
         self.unfinished = len(items)
         self.changed = asyncio.Condition()
+        self.gates = [ActorGate() for _ in pool.actors]
 
     async def run(self) -> list[Outcome[Any]]:
         per_actor = math.ceil(len(self.items) / len(self.pool.actors))
@@ -223,17 +266,22 @@ class Dispatch:
         return [outcome for outcome in self.outcomes if outcome is not None]
 
     async def _feed(self, slot: int, size: int) -> None:
+        gate = self.gates[slot]
         while True:
-            batch = await self._next_batch(size)
+            batch, suspect = await self._next_batch(size)
             if not batch:
                 return
-            await self._send(slot, batch)
+            async with gate.alone_on_it() if suspect else gate.shared():
+                await self._send(slot, batch)
 
-    async def _next_batch(self, size: int) -> list[int]:
+    async def _next_batch(self, size: int) -> tuple[list[int], bool]:
+        """The next items to send (a suspect alone), and whether it is a suspect; none when all are done."""
         async with self.changed:
-            while not self.queue and self.unfinished:
+            while not self.queue and not self.suspects and self.unfinished:
                 await self.changed.wait()
-            return [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
+            if self.suspects:
+                return [self.suspects.popleft()], True
+            return [self.queue.popleft() for _ in range(min(size, len(self.queue)))], False
 
     async def _send(self, slot: int, batch: list[int]) -> None:
         actor, generation = self.pool.actors[slot], self.pool.generations[slot]
@@ -254,12 +302,12 @@ class Dispatch:
                     await self._land(self._unpacked(entry))
         except self.ray.exceptions.RayActorError as error:
             self.tally.requeue(len(pending))
-            await self._requeue(sorted(pending), error)
             self.pool.replace(slot, generation)
+            await self._requeue(sorted(pending), error)
         except Exception as error:
             self.tally.requeue(len(pending))
             for index in sorted(pending):
-                await self._land(_failed(index, error))
+                await self._land(_failed(index, error), started=False)
 
     def _unpacked(self, entry: Shipped) -> Outcome[Any]:
         index, payload, described = entry
@@ -282,8 +330,10 @@ class Dispatch:
             self.changed.notify_all()
 
     async def _requeue(self, indexes: list[int], error: BaseException) -> None:
-        retry = []
+        """The items a dead actor was running: started again (suspects alone), or given up."""
+        retry, suspects = [], []
         for index in indexes:
+            self.deaths[index] += 1
             if self.attempts[index] >= self.options.max_attempts:
                 lost = ItemLostError(
                     f"item {index} was started {self.attempts[index]} times and each time the Ray actor "
@@ -291,10 +341,13 @@ class Dispatch:
                 )
                 lost.__cause__ = error
                 await self._land(_failed(index, lost), started=False)
+            elif self.deaths[index] >= 2:
+                suspects.append(index)
             else:
                 retry.append(index)
         async with self.changed:
             self.queue.extendleft(reversed(retry))
+            self.suspects.extend(suspects)
             self.changed.notify_all()
 
     async def _unsendable(self, batch: list[int], error: BaseException) -> None:
