@@ -347,3 +347,22 @@ def test_register_function_replaces_what_a_swarm_agent_with_handoffs_runs():
         return str(result.chat_history[2]["content"])
 
     assert run(lambda: "v2") == "v2"
+
+
+def test_parley_chats_shows_a_chat_the_engine_stored(tmp_path: Any, capsys: pytest.CaptureFixture[str]):
+    from parley.cli import main
+
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    agents, triage = build_swarm(Effects())
+    initiate_swarm_chat(
+        triage, "I was charged twice", agents, context_variables={"customer": "ada"}, store=store,
+        chat_id="ticket-1", silent=True,
+    )  # fmt: skip
+
+    assert main(["chats", "show", store, "ticket-1"]) == 0
+    shown = capsys.readouterr().out
+    assert "chat ticket-1: swarm of triage, billing; finished" in shown
+    assert "handoff to billing" in shown
+    assert 'context seen = ["ada"]' in shown
+    assert "stop reason: terminate_target: billing's after-work ends the chat" in shown
+    assert "summary: Refunded twice. Anything else?" in shown

@@ -13,6 +13,15 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    ScriptedModel,
+    SwarmAgent,
+    SwarmResult,
+    initiate_swarm_chat,
+    tool_call,
+)
 from parley.cli import main
 from parley.viewer import TraceServer
 from services import chromium_path
@@ -270,7 +279,7 @@ def test_the_page_follows_a_trace_that_is_still_being_written(tmp_path):
     GrowingTrace.reads = 0
     (tmp_path / "live.jsonl").write_text("")
     with TraceServer(tmp_path / "live.jsonl") as server:
-        server.trace = GrowingTrace(tmp_path / "live.jsonl")
+        server.read = GrowingTrace(tmp_path / "live.jsonl").read_bytes
         page = parse(chromium(server.url, tmp_path / "profile", budget_ms=5000))
 
     assert GrowingTrace.reads >= 2
@@ -374,3 +383,83 @@ def test_fixture_traces_follow_the_format():
     for event in support_swarm() + two_agent_chat():
         assert {"v", "chat_id", "seq", "ts", "kind", "agent"} <= set(event)
         assert event["v"] == 1 and event["ts"] > START
+
+
+# real chats, traced and stored ------------------------------------------------------------------------------
+
+
+def real_swarm() -> tuple[list, object]:
+    def note_issue(issue: str, context_variables: dict) -> SwarmResult:
+        """Note the customer's issue."""
+        return SwarmResult(values="noted", context_variables={"issue": issue})
+
+    triage = SwarmAgent(
+        "triage",
+        llm_config=ScriptedModel(
+            [
+                [
+                    tool_call("note_issue", {"issue": "double charge"}, id="n1"),
+                    tool_call("transfer_to_billing", id="t1"),
+                ]
+            ]
+        ),
+        functions=[note_issue],
+        human_input_mode="NEVER",
+    )
+    billing = SwarmAgent("billing", llm_config=ScriptedModel(["Refunded, Ada."]), human_input_mode="NEVER")
+    triage.register_hand_off(ON_CONDITION(billing, "Charges and refunds."))
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    return [triage, billing], triage
+
+
+def test_the_page_shows_a_real_swarm_from_its_trace(tmp_path):
+    agents, triage = real_swarm()
+    trace = tmp_path / "real.jsonl"
+    initiate_swarm_chat(triage, "I was charged twice", agents, trace=trace, silent=True)
+
+    with TraceServer(trace) as server:
+        page = parse(chromium(server.url, tmp_path / "profile"))
+
+    messages = page.by_id("events").find_all("li", class_="message")
+    assert [message.find_all("span", class_="sender")[0].text for message in messages] == [
+        "_User", "triage", "triage", "billing",
+    ]  # fmt: skip
+    assert "Refunded, Ada." in messages[-1].text
+    assert " ".join(page.by_id("path").text.split()) == "Path taken: triage → billing → TERMINATE"
+    assert 'issue = "double charge"' in " ".join(page.by_id("events").text.split())
+
+
+def test_parley_view_shows_a_chat_a_store_keeps(tmp_path):
+    agents, triage = real_swarm()
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    initiate_swarm_chat(triage, "I was charged twice", agents, store=store, chat_id="ada-1", silent=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "parley", "view", store, "ada-1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        assert line.startswith("parley view: ada-1 in sqlite:///"), (line, process.stderr)
+        url = line.split(" at ", 1)[1].split()[0]
+        events = [json.loads(line) for line in get(url, "/trace.jsonl")[2].splitlines()]
+        page = parse(chromium(url, tmp_path / "profile"))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+    assert events[0]["kind"] == "chat_started"
+    assert events[0]["graph"]["nodes"] == ["triage", "billing", "TERMINATE"]
+    messages = page.by_id("events").find_all("li", class_="message")
+    assert len(messages) == 4 and "Refunded, Ada." in messages[-1].text
+    assert " ".join(page.by_id("path").text.split()) == "Path taken: triage → billing → TERMINATE"
+
+
+def test_parley_view_names_an_unknown_stored_chat(tmp_path, capsys):
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    from parley.store import open_store
+
+    open_store(store)
+    assert main(["view", store, "nobody"]) == 1
+    assert "has no chat 'nobody'" in capsys.readouterr().err

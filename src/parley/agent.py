@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
+from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
@@ -668,6 +670,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
         stop_when: Condition | Sequence[Condition] | None = None,
+        trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Start a chat with ``recipient`` with ``message``, and run it until a rule ends it.
@@ -686,6 +689,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 object): it survives a crash, and the same call continues it (see docs/durability.md).
             chat_id: the chat's id; with ``store``, the chat to continue if it exists.
             listeners: functions that get this chat's events.
+            trace: a JSONL file to append this chat's events to (and those of chats started inside it);
+                ``parley view`` shows it.
             stop_when: stop conditions and budgets, combined with ``|`` and ``&`` (:mod:`parley.limits`):
                 ``MaxTokens(50_000) | MaxCost(0.5) | MaxTime(120)``.
             **kwargs: ``carryover`` (text or list appended to the message as context).
@@ -703,6 +708,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
+        listeners = [*listeners, *trace_listeners(trace)]
         with durability(store, chat_id) as durable:
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -726,12 +732,14 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         chat_id: str | None = None,
         listeners: Sequence[Listener] = (),
         stop_when: Condition | Sequence[Condition] | None = None,
+        trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
+        listeners = [*listeners, *trace_listeners(trace)]
         with durability(store, chat_id) as durable:
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):

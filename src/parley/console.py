@@ -27,6 +27,7 @@ from parley.events import (
     ToolExecuting,
 )
 from parley.messages import content_str
+from parley.models.streaming import StreamedText
 
 RULE = "-" * 80
 """The line that closes every message, as in AG2."""
@@ -120,13 +121,36 @@ class ConsolePrinter:
             when the output is a terminal, and none otherwise.
     """
 
-    __slots__ = ("_file", "colours")
+    __slots__ = ("_file", "colours", "wants")
 
     def __init__(self, file: TextIO | None = None, *, colours: Colours | None = None) -> None:
         self._file = file
         if colours is None:
             colours = terminal_colours() if _is_terminal(file or sys.stdout) else PLAIN
         self.colours = colours
+        self.wants = frozenset(_shown)
+        """The event kinds the console shows (the chat emits no other kind for it)."""
+
+    def stream_to(self, agent: str) -> Callable[[StreamedText], None] | None:
+        """Where a streamed reply of ``agent`` is shown as it arrives: at a terminal, this console; to a
+        file or a pipe nowhere (the reply is printed whole, as without streaming)."""
+        out = self._file or sys.stdout
+        if not _is_terminal(out):
+            return None
+        c = self.colours
+        started: list[str] = []
+
+        def show(piece: StreamedText) -> None:
+            if not started:
+                started.append(agent)
+                out.write(f"{c.sender}{agent} (streaming):{c.reset}\n")
+            if piece.tool_call is not None and piece.tool_call not in started:
+                started.append(piece.tool_call)
+                out.write(f"\n{c.banner}calling {piece.tool_call}:{c.reset} ")
+            out.write(piece.text)
+            out.flush()
+
+        return show
 
     def __call__(self, event: Event) -> None:
         shown = _shown.get(type(event))
@@ -198,6 +222,8 @@ class ConsolePrinter:
 
     @shows(ChatStopped)
     def chat_stopped(self, event: ChatStopped) -> str:
+        if event.quiet:
+            return ""
         c = self.colours
         return f"\n{c.alert}>>>>>>>> CHAT STOPPED: {event.reason.detail}{c.reset}\n"
 

@@ -117,6 +117,8 @@ class Durability:
             }
             if chat.state.messages:
                 started["seed_log"] = list(chat.state.messages)
+            if chat.describe is not None:
+                started["graph"] = chat.describe()
             seeds = {agent.name: list(view.messages) for agent, view in chat.views.items() if view.messages}
             if seeds:
                 started["seed_views"] = seeds

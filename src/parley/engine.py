@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,17 +31,29 @@ from parley.budgets import Budgets
 from parley.chat_result import ChatResult
 from parley.coroutines import run_sync
 from parley.durable import chat_scope
-from parley.events import ChatStopped, ConsolePrinter, Event, Listener, MessageSent, SpeakerSelected
+from parley.events import (
+    ChatStarted,
+    ChatStopped,
+    ConsolePrinter,
+    Event,
+    Listener,
+    MessageSent,
+    ModelRequested,
+    ModelResponded,
+    SpeakerSelected,
+)
 from parley.journal import handoff_data, usage_data
 from parley.limits import Condition, Spent, check_stop_when
 from parley.messages import Message, View, as_own, model_form, to_logged
 from parley.state import ChatState
 from parley.termination import StopCondition, StopKind, StopReason
+from parley.tracing import environment_trace as _environment_trace
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
     from parley.journal import Journal, Replayed
     from parley.models.base import ModelResponse
+    from parley.models.streaming import TokenSink
     from parley.store import ChatStore
 
 current_chat: ContextVar[Chat | None] = ContextVar("parley_current_chat", default=None)
@@ -119,10 +132,24 @@ class Chat:
         self.host = host
         self.rule = rule
         self.conditions = list(conditions)
-        self.listeners: list[Listener] = [*events.subscribers, *listeners]
+        outer = current_chat.get()
+        self.listeners: list[Listener] = [*events.subscribers, *listeners, *_environment_trace()]
+        if outer is not None and outer.listeners:
+            self.listeners.extend(events.inherited(outer.listeners))
+        if len(self.listeners) > 1:
+            self.listeners = list({id(listener): listener for listener in self.listeners}.values())
         self.report_stop = report_stop
         if not silent:
             self.listeners.append(ConsolePrinter())
+        self._routes: dict[type[Event], list[Listener]] = {}
+        self._announcing = self.wants(MessageSent)
+        self.observes_models = self.wants(ModelRequested) or self.wants(ModelResponded)
+        self.streamers = [listener.stream_to for listener in self.listeners if hasattr(listener, "stream_to")]
+        self.handoff_tool = ""
+        """The tool whose handoff the chat took last (for events)."""
+        self.describe: Callable[[], dict[str, Any] | None] | None = None
+        """What the ``chat_started`` event says of the chat's handoff graph (set by swarms)."""
+        self._emitted = 0
         continued = views or {}
         self.views: dict[ConversableAgent, View] = {
             agent: continued.get(agent) or View(for_model=agent.client is not None) for agent in self.peers
@@ -138,7 +165,6 @@ class Chat:
         if scope is not None:
             scope.chats.append(self)
         own = check_stop_when(stop_when)
-        outer = current_chat.get()
         self.budgets: Budgets | None = None
         if own is not None or (outer is not None and outer.budgets is not None):
             if own is not None:
@@ -211,7 +237,7 @@ class Chat:
         if self.journal is not None:
             self.journal.write("message", self._message_fields(logged, speaker))
         self._add(logged, speaker)
-        if self.listeners:
+        if self._announcing:
             self._announce(logged, speaker)
         return logged
 
@@ -221,7 +247,7 @@ class Chat:
         if self.journal is not None:
             await self.journal.a_write("message", self._message_fields(logged, speaker))
         self._add(logged, speaker)
-        if self.listeners:
+        if self._announcing:
             self._announce(logged, speaker)
         return logged
 
@@ -263,7 +289,8 @@ class Chat:
 
     def _announce(self, logged: Message, speaker: ConversableAgent) -> None:
         recipient = self.peers.get(speaker) or self.host
-        self.emit(MessageSent(speaker.name, recipient.name if recipient else "", logged))
+        index = len(self.state.messages) - 1
+        self.emit(MessageSent(speaker.name, recipient.name if recipient else "", logged, index))
 
     def record_turn(self, speaker: ConversableAgent) -> None:
         """Keep a choice of the next speaker that the log cannot tell (a model's or a human's), so that a
@@ -317,10 +344,45 @@ class Chat:
             return noted[1]
         return StopReason(StopKind.REPLY_FUNC_FINAL_NONE, f"{agent.name} produced no reply", agent.name)
 
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether a listener of the chat takes events of ``kind`` (emit only those: free otherwise)."""
+        route = self._routes.get(kind)
+        if route is None:
+            route = self._routes[kind] = [
+                listener for listener in self.listeners if events.wants(listener, kind)
+            ]
+        return bool(route)
+
     def emit(self, event: Event) -> None:
-        """Send an event to every listener."""
-        for listener in self.listeners:
+        """Stamp an event with the chat's id, its sequence number and the time, and send it to the
+        listeners that take its kind (after a ``chat_started`` event, if it is the chat's first)."""
+        if self._emitted == 0:
+            self._emitted = 1
+            if self.wants(ChatStarted):
+                self.emit(self._started())
+        event.chat_id = self.state.chat_id
+        event.seq = self._emitted - 1
+        event.ts = time.time()
+        self._emitted += 1
+        route = self._routes.get(type(event))
+        if route is None:
+            self.wants(type(event))
+            route = self._routes[type(event)]
+        for listener in route:
             listener(event)
+
+    def token_sink(self, agent: str) -> TokenSink | None:
+        """Where ``agent``'s streamed reply goes as it arrives: the first listener that shows streams."""
+        for stream_to in self.streamers:
+            found: TokenSink | None = stream_to(agent)
+            if found is not None:
+                return found
+        return None
+
+    def _started(self) -> ChatStarted:
+        agents = [agent.name for agent in self.peers]
+        graph = self.describe() if self.describe is not None else None
+        return ChatStarted(self.state.shape, agents, dict(self.state.context_variables), graph)
 
     def stop(self, reason: StopReason) -> None:
         """End the chat for ``reason`` (the first reason given wins)."""
@@ -409,6 +471,7 @@ class Chat:
             failed = speaking.name if speaking is not None else self.state.last_speaker
             self.stop(StopReason(StopKind.ERROR, f"{type(error).__name__}: {error}", failed))
             attach_partial_result(error, self.result())
+            self._stopped()
             raise
         finally:
             self.running = False
@@ -419,8 +482,12 @@ class Chat:
                 self.journal.write("stopped", {"stop_reason": reason.to_dict()})
             else:
                 await self.journal.a_write("stopped", {"stop_reason": reason.to_dict()})
-        if self.listeners and self.report_stop and reason is not None:
-            self.emit(ChatStopped(reason))
+        self._stopped()
+
+    def _stopped(self) -> None:
+        reason = self.state.stop_reason
+        if self.listeners and reason is not None and self._emitted and self.wants(ChatStopped):
+            self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
@@ -436,10 +503,10 @@ class Chat:
         finally:
             chat_scope.reset(token)
 
-    def announce_speaker(self, speaker: ConversableAgent) -> None:
-        """Tell listeners which agent the rule picked (group chats print it)."""
-        if self.listeners:
-            self.emit(SpeakerSelected(speaker.name))
+    def announce_speaker(self, speaker: ConversableAgent, reason: str = "") -> None:
+        """Tell listeners which agent the rule picked, and why (group chats print it)."""
+        if self.listeners and self.wants(SpeakerSelected):
+            self.emit(SpeakerSelected(speaker.name, reason))
 
     # ------------------------------------------------------------------------------------------------
     # results and resuming

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from parley.engine import current_chat, run_sync
-from parley.events import Notice
+from parley.events import HumanInputGiven, HumanInputRequested, Notice
 from parley.messages import Message
 from parley.termination import StopKind, StopReason
 
@@ -147,7 +147,7 @@ class HumanReplyMixin:
 
     def _notice(self, text: str) -> None:
         chat = current_chat.get()
-        if chat is not None and chat.listeners:
+        if chat is not None and chat.listeners and chat.wants(Notice):
             chat.emit(Notice(text))
 
     async def _ask_human(self, prompt: str, sync: bool, chat: Chat | None = None) -> str:
@@ -158,11 +158,15 @@ class HumanReplyMixin:
             recorded = chat.recorded_answer(self)
             if recorded is not None:
                 return recorded
+        if chat is not None and chat.listeners and chat.wants(HumanInputRequested):
+            chat.emit(HumanInputRequested(self.name, prompt))
         reply = self.get_human_input(prompt) if sync else await self.a_get_human_input(prompt)
         if not isinstance(reply, str):
             raise TypeError(f"get_human_input of {self.name} must return a string, returned {reply!r}")
         if chat is not None:
             chat.record_human_input(self, reply)
+            if chat.listeners and chat.wants(HumanInputGiven):
+                chat.emit(HumanInputGiven(self.name, reply))
         return reply
 
     def get_human_input(self, prompt: str, **kwargs: Any) -> str:

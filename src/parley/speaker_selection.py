@@ -154,6 +154,7 @@ class SpeakerSelection:
         self.groupchat = groupchat
         self.manager = manager
         self.auto = AutoSelection(groupchat, manager)
+        self._why = ""
         self._allowed: dict[ConversableAgent, list[ConversableAgent]] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
@@ -169,7 +170,7 @@ class SpeakerSelection:
                 method = self.groupchat.speaker_selection_method
                 if not (isinstance(method, str) and method.lower() == "round_robin"):
                     chat.record_turn(choice)
-            chat.announce_speaker(choice)
+            chat.announce_speaker(choice, self._why)
         return choice
 
     async def _choose(self, chat: Chat, sync: bool) -> ConversableAgent | StopReason:
@@ -186,6 +187,7 @@ class SpeakerSelection:
                     _name(last),
                 )
             if isinstance(picked, Agent):
+                self._why = f"the speaker selection function {_function_name(method)} chose it"
                 return self._checked_pick(picked, last, method)
             if not isinstance(picked, str):
                 raise TypeError(
@@ -200,13 +202,18 @@ class SpeakerSelection:
         if isinstance(candidates, StopReason):
             return candidates
         if len(candidates) == 1:
+            self._why = "the only agent allowed to speak next"
             return candidates[0]
         if name == "round_robin":
+            self._why = "round robin: next in turn"
             return next_in_turn(groupchat.agents, last, candidates)
         if name == "random":
+            self._why = "chosen at random"
             return random.choice(candidates)
         if name == "manual":
+            self._why = "chosen by the human"
             return await self._manual(chat, candidates, sync)
+        self._why = f"the model of {self.manager.name} named it"
         return await self.auto.select(chat, candidates, sync)
 
     def _allowed_after(self, last: ConversableAgent) -> list[ConversableAgent]:
@@ -410,7 +417,7 @@ def _as_text(message: Message) -> Message:
 
 
 def _notice(chat: Chat, text: str) -> None:
-    if chat.listeners:
+    if chat.listeners and chat.wants(Notice):
         chat.emit(Notice(text))
 
 

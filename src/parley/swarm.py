@@ -169,6 +169,7 @@ def initiate_swarm_chat(
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
     stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Run a swarm from ``initial_agent`` until a handoff, after-work or limit ends it.
 
@@ -189,6 +190,7 @@ def initiate_swarm_chat(
         chat_id: the chat's id; with ``store``, the chat to continue if it exists.
         listeners: functions that get this chat's events.
         stop_when: stop conditions and budgets (:mod:`parley.limits`).
+        trace: a JSONL file to append the chat's events to (``parley view`` shows it).
 
     Returns:
         ``(ChatResult, context_variables, last_speaker)``.
@@ -210,6 +212,7 @@ async def a_initiate_swarm_chat(
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
     stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_swarm_chat`: async tools, models and humans are awaited."""
     return await run_group(**_swarm_arguments(locals()), sync=False)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from parley.engine import current_chat
-from parley.events import ContextUpdated, ToolExecuting
+from parley.events import ContextUpdated, ToolExecuting, ToolFinished
 from parley.journal import handoff_data, handoff_from_data
 from parley.messages import Message, Reply
 from parley.models.base import ModelClient
@@ -162,7 +162,7 @@ class ToolUseMixin:
             options["timeout"] = self.tool_timeout
         if chat is None:
             return options
-        if chat.listeners:
+        if chat.listeners and chat.wants(ToolExecuting):
             name = self.name
 
             def on_execute(tool: str, arguments: str, call_id: str | None) -> None:
@@ -192,16 +192,34 @@ class ToolUseMixin:
     def _tool_reply(self, outcomes: list[ToolOutcome], chat: Chat | None) -> dict[str, Any]:
         """The tool reply carrying ``outcomes``; their context changes and handoff go to the chat."""
         context = self._context_of(chat)
+        results = chat is not None and bool(chat.listeners) and chat.wants(ToolFinished)
+        changes_seen = chat is not None and bool(chat.listeners) and chat.wants(ContextUpdated)
         handoff = None
         for outcome in outcomes:
+            if results:
+                assert chat is not None
+                chat.emit(
+                    ToolFinished(
+                        self.name,
+                        outcome.name,
+                        outcome.call_id,
+                        outcome.content,
+                        outcome.duration_s,
+                        outcome.error,
+                    )
+                )
             if outcome.context_set or outcome.context_removed:
                 context.update(outcome.context_set)
                 for key in outcome.context_removed:
                     context.pop(key, None)
-                if chat is not None and chat.listeners:
-                    chat.emit(ContextUpdated(self.name, dict(outcome.context_set)))
-            if handoff is None:
+                if changes_seen:
+                    assert chat is not None
+                    changes = dict(outcome.context_set)
+                    chat.emit(ContextUpdated(self.name, changes, list(outcome.context_removed)))
+            if handoff is None and outcome.handoff is not None:
                 handoff = outcome.handoff
+                if chat is not None:
+                    chat.handoff_tool = outcome.name
         if chat is not None:
             chat.state.handoff = handoff
         responses = [outcome.as_tool_message() for outcome in outcomes]

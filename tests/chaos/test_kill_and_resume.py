@@ -51,8 +51,9 @@ def ledger_counts(ledger: Path) -> tuple[int, int]:
 
 def chaos(store: str, tmp_path: Path) -> None:
     reference_ledger = tmp_path / "reference"
+    process = start(store, f"reference-{uuid.uuid4().hex}", reference_ledger)
     began = time.monotonic()
-    reference = finish(start(store, f"reference-{uuid.uuid4().hex}", reference_ledger))
+    reference = finish(process)
     run_time = time.monotonic() - began
     reference_work = ledger_counts(reference_ledger)
 

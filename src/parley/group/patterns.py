@@ -54,14 +54,21 @@ def initiate_group_chat(
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
     stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Run the pattern's group chat; return ``(ChatResult, context_variables, last_agent)``.
 
-    ``store``, ``chat_id``, ``listeners`` and ``stop_when`` are as for
+    ``store``, ``chat_id``, ``listeners``, ``stop_when`` and ``trace`` are as for
     :func:`~parley.swarm.initiate_swarm_chat`.
     """
     arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
-    extra = {"store": store, "chat_id": chat_id, "listeners": listeners, "stop_when": stop_when}
+    extra = {
+        "store": store,
+        "chat_id": chat_id,
+        "listeners": listeners,
+        "stop_when": stop_when,
+        "trace": trace,
+    }
     return run_sync(run_group(**arguments, **extra, sync=True))
 
 
@@ -75,10 +82,17 @@ async def a_initiate_group_chat(
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
     stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_group_chat`."""
     arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
-    extra = {"store": store, "chat_id": chat_id, "listeners": listeners, "stop_when": stop_when}
+    extra = {
+        "store": store,
+        "chat_id": chat_id,
+        "listeners": listeners,
+        "stop_when": stop_when,
+        "trace": trace,
+    }
     return await run_group(**arguments, **extra, sync=False)
 
 

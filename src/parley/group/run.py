@@ -16,6 +16,7 @@ from parley.group.transitions import GroupManager, HandoffRule
 from parley.messages import Message, as_own, to_message
 from parley.summary import last_message_summary
 from parley.termination import max_round_condition
+from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.chat_result import ChatResult
@@ -38,6 +39,7 @@ async def run_group(
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
     stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``."""
     agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
@@ -64,12 +66,13 @@ async def run_group(
             conditions=[max_round_condition(max_rounds, count_tool_results=False)],
             context_variables=context,
             silent=silent,
-            listeners=listeners,
+            listeners=[*listeners, *trace_listeners(trace)],
             host=manager,
             chat_id=chat_id_of(durable, chat_id),
             stop_when=stop_when,
         )
         chat.add_speaker(starter)
+        chat.describe = lambda: _graph(agents, after_work, user_agent)
         initial = _initial_messages(chat, messages, starter)
         if durable is not None:
             durable.attach(chat, "swarm", members)
@@ -95,6 +98,14 @@ async def run_group(
                 await chat.a_finish(summary)
             result.summary = summary
     return result, chat.state.context_variables, chat.last_speaker or starter  # type: ignore[return-value]
+
+
+def _graph(
+    agents: Sequence[ConversableAgent], after_work: TransitionTarget, user_agent: ConversableAgent | None
+) -> dict[str, Any]:
+    from parley.graph import handoff_graph
+
+    return handoff_graph(agents, after_work, user_agent=user_agent).to_dict()
 
 
 def run_group_sync(**kwargs: Any) -> GroupOutcome:

@@ -39,6 +39,17 @@ class UsageSummary:
             for index, value in enumerate(theirs):
                 mine[index] += value
 
+    def totals(self) -> dict[str, Any]:
+        """Every call's tokens and cost: ``{"prompt_tokens", "completion_tokens", "cost", "calls"}``."""
+        prompt = completion = calls = 0
+        cost = 0.0
+        for counts in self._totals.values():
+            cost += counts[_COST] + counts[_CACHED + _COST]
+            prompt += int(counts[_PROMPT] + counts[_CACHED + _PROMPT])
+            completion += int(counts[_COMPLETION] + counts[_CACHED + _COMPLETION])
+            calls += int(counts[_CALLS] + counts[_CACHED + _CALLS])
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost, "calls": calls}
+
     def to_dict(self) -> dict[str, Any]:
         """``{"usage_including_cached_inference": {...}, "usage_excluding_cached_inference": {...}}``."""
         return {

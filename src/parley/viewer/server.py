@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -24,6 +25,8 @@ TRACE_PATH = "/trace.jsonl"
 class TraceServer:
     """Serves the trace page and ``trace`` (read anew on each request) on ``host``:``port``.
 
+    ``trace`` is a JSONL file, or a function that returns the trace's text (``name`` names it then).
+
     ``port=0`` takes a free port; :attr:`url` is the page's address. Use it as a context manager, or
     call :meth:`serve_forever` (or :meth:`start` for a background thread) and :meth:`close`.
 
@@ -31,8 +34,17 @@ class TraceServer:
         OSError: the address is taken.
     """
 
-    def __init__(self, trace: str | Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.trace = Path(trace)
+    def __init__(
+        self,
+        trace: str | Path | Callable[[], bytes],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        name: str = "trace",
+    ) -> None:
+        self.read: Callable[[], bytes] = trace if callable(trace) else Path(trace).read_bytes
+        self.name = name if callable(trace) else Path(trace).name
+        self._described = name if callable(trace) else str(trace)
         page = resources.files("parley.viewer") / "static"
         self._files = {
             path: (page.joinpath(name).read_bytes(), content_type)
@@ -90,9 +102,10 @@ class TraceServer:
                 path = urlsplit(self.path).path
                 if path == TRACE_PATH:
                     try:
-                        body = server.trace.read_bytes()
-                    except OSError as error:
-                        message = f"cannot read the trace {server.trace}: {error.strerror or error}"
+                        body = server.read()
+                    except Exception as error:
+                        detail = getattr(error, "strerror", None) or error
+                        message = f"cannot read the trace {server._described}: {detail}"
                         self._send(
                             HTTPStatus.NOT_FOUND, message.encode(), "text/plain; charset=utf-8", with_body
                         )
@@ -110,7 +123,7 @@ class TraceServer:
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
-                self.send_header("X-Trace-Name", quote(server.trace.name))
+                self.send_header("X-Trace-Name", quote(server.name))
                 self.end_headers()
                 if with_body:
                     self.wfile.write(body)
