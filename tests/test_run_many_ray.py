@@ -22,7 +22,7 @@ import pytest
 
 from parley import RayRunner, StopKind, run_many
 from parley.runners.errors import ItemLostError, UnsendableError
-from parley.store import MemoryStore, open_store
+from parley.store import MemoryStore, StoreURLError, open_store
 from run_many_items import support_chat
 from services import postgres_url
 
@@ -209,6 +209,8 @@ def test_the_ray_runner_needs_a_store_url_every_actor_can_open():
         run_many(support_chat, customers(1), runner="ray", store=MemoryStore())
     with pytest.raises(ValueError, match="a 'memory://' store lives in one process"):
         run_many(support_chat, customers(1), runner="ray", store="memory://")
+    with pytest.raises(StoreURLError, match=r"malformed store URL 'sqlite://host/chats\.db'"):
+        run_many(support_chat, customers(1), runner="ray", store="sqlite://host/chats.db")
 
 
 def test_a_sqlite_store_on_a_cluster_of_several_nodes_is_refused(

@@ -90,9 +90,9 @@ async def a_run_many(
     from parley.runners.progress import ProgressDisplay
     from parley.runners.tally import Tally
 
-    items = _items(inputs)
     _check_call(fn, concurrency, store, batch_id, progress)
     chosen = _runner(runner)
+    items = _items(inputs)
     batch = batch_id if batch_id is not None else new_chat_id()
     tally = Tally(len(items))
     if chosen is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -9,6 +10,9 @@ from parley.chat_result import ChatResult
 from parley.termination import StopReason
 
 T = TypeVar("T")
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 80
 
 
 @dataclass(slots=True, eq=False)
@@ -68,7 +72,7 @@ class Outcome(Generic[T]):
         return float(spent.get("total_cost", 0.0))
 
     def __repr__(self) -> str:
-        state = f"value={self.value!r}" if self.error is None else f"error={self.error!r}"
+        state = f"value={_short.repr(self.value)}" if self.error is None else f"error={self.error!r}"
         return (
             f"Outcome(index={self.index}, {state}, chat_id={self.chat_id!r}, stop_reason={self.stop_reason})"
         )

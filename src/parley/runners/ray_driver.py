@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, asynccontextmanager, suppress
 from typing import Any
+from urllib.parse import quote
 
 from parley.runners.errors import ItemLostError, RemoteItemError, UnsendableError
 from parley.runners.outcome import Outcome
@@ -52,6 +53,8 @@ async def run_on_ray(
     ray = import_ray()
     check_serializable(fn)
     store_url = store_url_for_ray(store)
+    if not items:
+        return []
     if not ray.is_initialized():
         ray.init(include_dashboard=False)
     if store_url is not None and store_url.startswith("sqlite:"):
@@ -61,17 +64,15 @@ async def run_on_ray(
                 f"a SQLite store is a file on one machine, and this Ray cluster has {len(nodes)} nodes: use "
                 "a PostgreSQL store (store='postgresql://...') that the actors on every node share"
             )
-    if not items:
-        return []
     actors = options.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
     actors = min(actors, concurrency, len(items))
-    pool = ActorPool(ray, ray.put(fn), options, shares(concurrency, actors), store_url, batch_id)
-    try:
-        await pool.started()
-        with progress():
+    with progress():
+        pool = ActorPool(ray, ray.put(fn), options, shares(concurrency, actors), store_url, batch_id)
+        try:
+            await pool.started()
             return await Dispatch(ray, pool, items, options, tally).run()
-    finally:
-        pool.shutdown()
+        finally:
+            pool.shutdown()
 
 
 def shares(concurrency: int, actors: int) -> list[int]:
@@ -125,15 +126,17 @@ def store_url_for_ray(store: Any) -> str | None:
             "the Ray runner opens the store in each actor, so store must be its URL "
             f"('sqlite:///path/chats.db' on one machine, 'postgresql://...'), not {store!r}"
         )
-    scheme = store.split(":", 1)[0].lower()
-    if scheme == "memory":
+    from parley.store import parse_store_url
+
+    parsed = parse_store_url(store)
+    if parsed.scheme == "memory":
         raise ValueError(
-            f"a {store!r} store lives in one process; the Ray runner's actors need a store they share: "
-            "'sqlite:///path/chats.db' (on one machine) or 'postgresql://...'"
+            f"a {parsed.redacted!r} store lives in one process; the Ray runner's actors need a store they "
+            "share: 'sqlite:///path/chats.db' (on one machine) or 'postgresql://...'"
         )
-    if scheme == "sqlite" and store.startswith("sqlite:///") and not store.startswith("sqlite:////"):
-        path, question, query = store[len("sqlite:///") :].partition("?")
-        return f"sqlite:///{os.path.abspath(path)}{question}{query}"
+    if parsed.scheme == "sqlite":  # the actors' working directory may not be this one
+        _, question, query = store.partition("?")
+        return f"sqlite:///{quote(os.path.abspath(parsed.target))}{question}{query}"
     return store
 
 
