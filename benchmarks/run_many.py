@@ -41,12 +41,13 @@ def run_local(chats: int, concurrency: int) -> dict[str, Any]:
     from parley import run_many
 
     ring()
+    calls_before = model_calls()
     cpu, wall = time.process_time(), time.perf_counter()
     outcomes = run_many(swarm_chat, range(chats), concurrency=concurrency, progress=False)
     wall_s, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
     check("chats that ended well", sum(outcome.ok for outcome in outcomes), chats)
     check("messages", sum(outcome.value[0] for outcome in outcomes), chats * MESSAGES_PER_CHAT)
-    check("model calls", model_calls(), chats * STEPS_PER_CHAT)
+    check("model calls", model_calls() - calls_before, chats * STEPS_PER_CHAT)
     return {"wall_s": wall_s, "cpu_s": cpu_s, "peak_rss_bytes": peak_rss_bytes()}
 
 
