@@ -408,3 +408,112 @@ def results_markdown(rows: list[Row], machine: Mapping[str, str], elapsed_s: flo
         ]
     lines += ["", method(repeats)]
     return "\n".join(lines)
+
+
+def durable_rows(figures: Figures) -> list[Row]:
+    """Durable chats: a message's cost with a store, the bytes stored, and resuming a long chat."""
+    rows = []
+
+    def per_message(framework: str, workload: str, size: int, key: str) -> float | None:
+        value = _get(figures, framework, workload, size, key)
+        messages = 2 * size
+        return None if value is None else value / messages * 1e6
+
+    for size in (100, 1000):
+        rows.append(
+            Row(
+                f"two-agent chat, {size} turns, SQLite store: CPU per message (AG2: in memory)",
+                "us",
+                per_message("parley", "chat_sqlite", size, "cpu_s"),
+                per_message("ag2", "chat", size, "cpu_s"),
+                Goal(100.0, "≤ 100 us"),
+            )
+        )
+        rows.append(
+            Row(
+                f"two-agent chat, {size} turns, SQLite store: wall per message",
+                "us",
+                per_message("parley", "chat_sqlite", size, "wall_s"),
+                None,
+            )
+        )
+    rows.append(
+        Row(
+            "two-agent chat, 1000 turns, PostgreSQL on 127.0.0.1: wall per message",
+            "us",
+            per_message("parley", "chat_postgres", 1000, "wall_s"),
+            None,
+            Goal(1000.0, "< 1 ms", strict=True),
+        )
+    )
+    small = _get(figures, "parley", "chat_sqlite", 50, "record_bytes")
+    large = _get(figures, "parley", "chat_sqlite", 5000, "record_bytes")
+    per_small = None if small is None else small / 100
+    per_large = None if large is None else large / 10_000
+    rows.append(Row("bytes stored per message, 100-message chat", "B", per_small, None))
+    rows.append(Row("bytes stored per message, 10,000-message chat", "B", per_large, None))
+    rows.append(
+        Row(
+            "bytes stored per message at 10,000 / at 100 messages (linear: flat)",
+            "x",
+            None if per_small is None or per_large is None else per_large / per_small,
+            None,
+            FLAT_GOAL,
+            compare=False,
+        )
+    )
+    rows.append(
+        Row(
+            "resume a 10,000-message chat from SQLite (and take one step): wall time",
+            "s",
+            _get(figures, "parley", "resume", 10_000, "wall_s"),
+            None,
+            Goal(0.2, "< 0.2 s", strict=True),
+        )
+    )
+    return rows
+
+
+def shared_agents_rows(figures: Figures, chats: int) -> list[Row]:
+    """Many swarms at once over one set of agents: wall time against the ideal."""
+    from benchmarks.spec import SHARED_SWARM_STEPS
+
+    ideal = SHARED_SWARM_STEPS * MODEL_DELAY_S
+    wall = _get(figures, "parley", "shared_swarms", chats, "wall_s")
+    label = (
+        f"{chats} swarms at once over one set of agents, {SHARED_SWARM_STEPS} tool-using steps of "
+        f"{MODEL_DELAY_S * 1e3:.0f} ms"
+    )
+    return [
+        Row(
+            f"{label}: wall time (ideal {ideal:.1f} s; none mixed)",
+            "s",
+            wall,
+            None,
+            Goal(2 * ideal, f"≤ {2 * ideal:.1f} s (2x ideal)"),
+        ),
+        Row(f"{label}: CPU per step", "us", _per_step_us(figures, "parley", "shared_swarms", chats), None),
+    ]
+
+
+def limits_rows(figures: Figures) -> list[Row]:
+    """A step with a budget and a tool time limit, against the same step without."""
+    plain = _per_step_us(figures, "parley", "tool_chat", 1000)
+    limited = _per_step_us(figures, "parley", "tool_chat_limits", 1000)
+    return [
+        Row("two-agent chat with a tool, 1000 turns: CPU per turn", "us", plain, None),
+        Row(
+            "the same with a token, cost and time budget and a tool time limit: CPU per turn",
+            "us",
+            limited,
+            None,
+        ),
+        Row(
+            "with budgets and a time limit / without",
+            "x",
+            None if plain is None or limited is None else limited / plain,
+            None,
+            Goal(1.1, "≤ 1.1x"),
+            compare=False,
+        ),
+    ]

@@ -78,8 +78,30 @@ def full_plan() -> Plan:
         Case("agents_memory", 1000, {"parley": 3, "ag2": 3}),
         Case("concurrent", 1000, {"parley": 5, "ag2": 3}),
         *console_cases(),
+        *durable_cases(),
     ]
     return Plan(cases, import_repeats=9, agents=1000, chats=1000, quick=False)
+
+
+def durable_cases() -> list[Case]:
+    """parley's own workloads: durable chats (SQLite; PostgreSQL when ``PARLEY_BENCH_POSTGRES_URL`` names a
+    server), resuming, many swarms over one set of agents, and budgets with time limits."""
+    import os
+
+    parley = {"parley": 5}
+    cases = [
+        Case("chat_sqlite", 50, {"parley": 3}),
+        Case("chat_sqlite", 100, parley),
+        Case("chat_sqlite", 1000, parley),
+        Case("chat_sqlite", 5000, {"parley": 3}),
+        Case("resume", 10_000, parley),
+        Case("shared_swarms", 1000, parley),
+        Case("tool_chat", 1000, parley),
+        Case("tool_chat_limits", 1000, parley),
+    ]
+    if os.environ.get("PARLEY_BENCH_POSTGRES_URL"):
+        cases.append(Case("chat_postgres", 1000, parley))
+    return cases
 
 
 def console_cases(*, quick: bool = False) -> list[Case]:
@@ -209,6 +231,9 @@ def build_rows(figures: report.Figures, plan: Plan) -> list[report.Row]:
         *report.import_rows(figures),
         *report.concurrency_rows(figures, plan.chats),
         *report.console_rows(figures, plan.sizes()),
+        *report.durable_rows(figures),
+        *report.shared_agents_rows(figures, plan.chats),
+        *report.limits_rows(figures),
     ]
     if plan.quick:
         rows = [report.Row(row.label, row.unit, row.parley, row.ag2, None, row.compare) for row in rows]

@@ -14,6 +14,9 @@ MODEL_DELAY_S = 0.02
 #: The best wall time the concurrency workload can have: its chats' model calls one after another.
 IDEAL_CONCURRENT_WALL_S = STEPS_PER_CHAT * MODEL_DELAY_S
 
+#: Model calls of each swarm of the shared-agents workload (each waits ``MODEL_DELAY_S``).
+SHARED_SWARM_STEPS = 10
+
 #: A limit no workload reaches, for ``max_consecutive_auto_reply``.
 NO_LIMIT = 10**9
 
@@ -35,6 +38,12 @@ WARMUP_SIZE = {
     "start_silent": 0,
     "start_file": 0,
     "start_tty": 0,
+    "chat_sqlite": 2,
+    "chat_postgres": 2,
+    "resume": 4,
+    "shared_swarms": 2,
+    "tool_chat": 2,
+    "tool_chat_limits": 2,
 }
 
 

@@ -23,7 +23,20 @@ from benchmarks.spec import WARMUP_SIZE
 
 FRAMEWORKS = ("parley", "ag2")
 #: The workloads measured per model step, which run repeatedly in one process.
-REPEATED = frozenset({"chat", "swarm", "groupchat", "swarm_silent", "swarm_file", "swarm_tty"})
+REPEATED = frozenset(
+    {
+        "chat",
+        "swarm",
+        "groupchat",
+        "swarm_silent",
+        "swarm_file",
+        "swarm_tty",
+        "chat_sqlite",
+        "chat_postgres",
+        "tool_chat",
+        "tool_chat_limits",
+    }
+)
 REPEAT_CPU_S = 0.1
 MIN_REPEATS = 3
 MAX_REPEATS = 50
@@ -34,7 +47,9 @@ def workloads(framework: str) -> dict[str, Callable[[int], dict[str, Any]]]:
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; known: {FRAMEWORKS}")
     module = importlib.import_module(f"benchmarks.workloads_{framework}")
-    table: dict[str, Callable[[int], dict[str, Any]]] = module.WORKLOADS
+    table: dict[str, Callable[[int], dict[str, Any]]] = dict(module.WORKLOADS)
+    if framework == "parley":
+        table.update(importlib.import_module("benchmarks.workloads_durable").WORKLOADS)
     return table
 
 

@@ -1,9 +1,18 @@
 """parley: conversations between LLM-backed agents, with AG2's classic API on one small engine."""
 
+from typing import TYPE_CHECKING, Any
+
 from parley.agent import Agent, ConversableAgent
 from parley.assistants import AssistantAgent, UserProxyAgent
 from parley.chat_result import ChatResult
 from parley.engine import Chat
+from parley.exceptions import (
+    AgentNameConflictError,
+    InvalidCarryOverTypeError,
+    NoEligibleSpeakerError,
+    SenderRequiredError,
+    UndefinedNextAgentError,
+)
 from parley.group import (
     AgentNameTarget,
     AgentTarget,
@@ -19,6 +28,7 @@ from parley.group import (
     initiate_group_chat,
 )
 from parley.groupchat import GroupChat, GroupChatManager
+from parley.models.cache import Cache
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
 from parley.runners import Outcome, RayRunner, a_run_many, run_many
@@ -39,7 +49,22 @@ from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
 from parley.tools import Tool
 
+if TYPE_CHECKING:
+    from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
+
 __version__ = "0.1.0"
+
+#: Names loaded on first use: LLMConfig needs pydantic, which ``import parley`` does not load.
+_LAZY = {"LLMConfig": "parley.models.llm_config", "OpenAILLMConfigEntry": "parley.models.llm_config"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'parley' has no attribute {name!r}")
+
 
 __all__ = [
     "AFTER_WORK",
@@ -48,9 +73,11 @@ __all__ = [
     "AfterWork",
     "AfterWorkOption",
     "Agent",
+    "AgentNameConflictError",
     "AgentNameTarget",
     "AgentTarget",
     "AssistantAgent",
+    "Cache",
     "Chat",
     "ChatResult",
     "ContextVariables",
@@ -59,13 +86,18 @@ __all__ = [
     "FunctionModel",
     "GroupChat",
     "GroupChatManager",
+    "InvalidCarryOverTypeError",
+    "LLMConfig",
     "ModelRequest",
+    "NoEligibleSpeakerError",
     "OnCondition",
+    "OpenAILLMConfigEntry",
     "Outcome",
     "RayRunner",
     "ReplyResult",
     "RevertToUserTarget",
     "ScriptedModel",
+    "SenderRequiredError",
     "StayTarget",
     "StopKind",
     "StopReason",
@@ -74,6 +106,7 @@ __all__ = [
     "SwarmResult",
     "TerminateTarget",
     "Tool",
+    "UndefinedNextAgentError",
     "UpdateSystemMessage",
     "UserProxyAgent",
     "a_initiate_group_chat",

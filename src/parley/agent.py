@@ -22,12 +22,13 @@ from parley.chat_result import ChatResult
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
 from parley.events import Listener
+from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
 from parley.limits import Condition
 from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, content_str, to_logged, to_message
 from parley.models.base import ModelClient
-from parley.models.config import model_client_from_llm_config
+from parley.models.config import model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
 from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
 from parley.summary import SummaryMethod, check_summary_method, summarize
@@ -129,6 +130,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._default_auto_reply = default_auto_reply
         self.silent = silent
         self._code_execution_config = code_execution_config
+        llm_config = resolve_llm_config(llm_config)
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
         self._views: dict[Agent, View] = {}
@@ -759,7 +761,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if not isinstance(recipient, ConversableAgent):
             raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
         if recipient.name == self.name:
-            raise ValueError(f"two agents in one chat share the name {self.name!r}; names must be unique")
+            raise AgentNameConflictError(
+                f"two agents in one chat share the name {self.name!r}; names must be unique"
+            )
         max_turns, message = opening.max_turns, opening.message
         if max_turns is not None and (
             not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 0
@@ -932,7 +936,9 @@ def _with_carryover(message: Any, carryover: Any) -> Any:
     if not carryover:
         return message
     if not isinstance(carryover, str | list):
-        raise TypeError(f"carryover must be a string or a list of strings, not {type(carryover).__name__}")
+        raise InvalidCarryOverTypeError(
+            f"carryover must be a string or a list of strings, not {type(carryover).__name__}"
+        )
     if isinstance(carryover, list):
         carryover = "\n".join(
             content_str(item.get("content")) if isinstance(item, dict) else str(item) for item in carryover

@@ -32,11 +32,26 @@ if TYPE_CHECKING:
 _PER_MESSAGE = 8
 """Tokens a chat template may add around each message, on top of its content."""
 _PER_REQUEST = 16
+_PLAIN_MESSAGE = _PER_MESSAGE + 32
+"""A plain message's bound beyond its content: the template's tokens, its role and its name."""
 _NO_PARAMS: dict[str, Any] = {}
 
 
-def _planned(agent: str, prompt: int, configured: int | None, client: Any) -> PlannedCall:
-    return PlannedCall(agent, prompt, configured, _price(client))
+class _ClientInfo:
+    """What budgets need of a model client, read once: how it counts tokens, its ``max_tokens`` and price."""
+
+    __slots__ = ("client", "count_tokens", "max_tokens", "price")
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        count_tokens = getattr(client, "count_tokens", None)
+        self.count_tokens = count_tokens if callable(count_tokens) else None
+        self.max_tokens = _configured_max_tokens(client)
+        self.price = _price(client)
+
+
+def _planned(agent: str, prompt: int, configured: int | None, client: _ClientInfo) -> PlannedCall:
+    return PlannedCall(agent, prompt, configured, client.price)
 
 
 def _refusal(condition: Condition, spent: Spent, call: PlannedCall) -> StopReason:
@@ -105,6 +120,7 @@ class Budgets:
         self._counted = 0
         self._marks: dict[str, tuple[int, int, int | None, Any, int]] = {}
         self._tool_bytes: dict[int, tuple[Any, int]] = {}
+        self._clients: dict[int, _ClientInfo] = {}
 
     def check(self, chat: Chat) -> StopReason | None:
         """Why the chat must stop now (after a message), or ``None``."""
@@ -127,35 +143,34 @@ class Budgets:
         ``log`` is the chat's log, whose new messages the prompt's bound counts.
         """
         if len(log) > self._counted:
-            total = 0
-            for message in log[self._counted :]:
-                content = message.get("content")
-                if type(content) is str and len(message) <= 3:
-                    total += (
-                        (len(content) if content.isascii() else len(content.encode())) + _PER_MESSAGE + 32
-                    )
-                else:
-                    total += _logged_bound(message)
-            self.log_bytes += total
-            self._counted = len(log)
-        prompt = self._prompt_bound(agent, client, request, tools)
-        configured = _configured_max_tokens(client)
+            self._count(log)
+        info = self._clients.get(id(client))
+        if info is None or info.client is not client:
+            info = self._clients[id(client)] = _ClientInfo(client)
+        prompt = self._prompt_bound(agent, info, request, tools)
+        configured = info.max_tokens
+        price = info.price
         cap: int | None = None
         for guard in self._guards:
             spent = guard.spent
             if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
-                return _refusal(guard.time, spent, _planned(agent, prompt, configured, client))
+                return _refusal(guard.time, spent, _planned(agent, prompt, configured, info))
             if guard.model_calls is not None and spent.model_calls >= guard.model_calls.limit:
-                return _refusal(guard.model_calls, spent, _planned(agent, prompt, configured, client))
+                return _refusal(guard.model_calls, spent, _planned(agent, prompt, configured, info))
             if guard.tokens is not None:
                 room = guard.tokens.limit - spent.tokens - prompt
                 if room < (1 if configured is None else configured):
-                    return _refusal(guard.tokens, spent, _planned(agent, prompt, configured, client))
+                    return _refusal(guard.tokens, spent, _planned(agent, prompt, configured, info))
                 if configured is None and (cap is None or room < cap):
                     cap = room
-            if guard.cost is not None or guard.others:
-                call = _planned(agent, prompt, configured, client)
-                priced: list[Condition] = [] if guard.cost is None else [guard.cost]
+            cost = guard.cost
+            if cost is not None and price is None:
+                if spent.cost >= cost.usd:
+                    return _refusal(cost, spent, _planned(agent, prompt, configured, info))
+                cost = None
+            if cost is not None or guard.others:
+                call = _planned(agent, prompt, configured, info)
+                priced: list[Condition] = [] if cost is None else [cost]
                 for condition in priced + guard.others:
                     reason = condition.before_model_call(spent, call)
                     if reason is not None:
@@ -164,6 +179,19 @@ class Budgets:
                     if allowed is not None and (cap is None or allowed < cap):
                         cap = allowed
         return _NO_PARAMS if cap is None else {"max_tokens": max(cap, 1)}
+
+    def _count(self, log: Sequence[Message]) -> None:
+        """Add the bytes of the messages appended since the last call to :attr:`log_bytes`."""
+        total = 0
+        for index in range(self._counted, len(log)):
+            message = log[index]
+            content = message.get("content")
+            if type(content) is str and len(message) <= 3:
+                total += (len(content) if content.isascii() else len(content.encode())) + _PLAIN_MESSAGE
+            else:
+                total += _logged_bound(message)
+        self.log_bytes += total
+        self._counted = len(log)
 
     def before_tool_calls(self, agent: str, count: int) -> StopReason | None:
         """Why ``count`` tool calls must not run; if they may, they are counted."""
@@ -195,19 +223,19 @@ class Budgets:
             self._marks[agent] = (mark[0], mark[1], usage.prompt_tokens, mark[3], mark[4])
 
     def _prompt_bound(
-        self, agent: str, client: Any, request: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self, agent: str, client: _ClientInfo, request: Sequence[Message], tools: Sequence[dict[str, Any]]
     ) -> int:
         """The most tokens the prompt can be: as the model counts it, if it can; else its size in bytes (no
         byte-level tokenizer makes more tokens than bytes), or, if smaller, the tokens the same agent's
         previous prompt had plus the bytes of what the chat appended since (every message reaches every
         view). The first call of an agent reads its whole prompt; later ones cost O(1).
         """
-        count_tokens = getattr(client, "count_tokens", None)
-        if callable(count_tokens):
-            return int(count_tokens(request, tools))
-        system = request[0].get("content") if len(request) else None
+        if client.count_tokens is not None:
+            return int(client.count_tokens(request, tools))
+        head = getattr(request, "head", None)
+        system = head[0].get("content") if head else (request[0].get("content") if len(request) else None)
         mark = self._marks.get(agent)
-        if mark is not None and mark[3] == system and mark[4] == id(tools):
+        if mark is not None and mark[4] == id(tools) and (mark[3] is system or mark[3] == system):
             added = self.log_bytes - mark[0]
             size, tokens = mark[1] + added, mark[2]
         else:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from parley.agent import Agent, ConversableAgent, HumanInputMode
 from parley.engine import Chat, current_chat
 from parley.events import ConsolePrinter, Listener, Notice
+from parley.exceptions import AgentNameConflictError
 from parley.messages import Message, as_own, content_str, to_logged
 from parley.speaker_selection import (
     DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
@@ -164,7 +165,9 @@ class GroupChat:
         names = self.agent_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
-            raise ValueError(f"agents must have unique names; these appear more than once: {duplicates}")
+            raise AgentNameConflictError(
+                f"agents must have unique names; these appear more than once: {duplicates}"
+            )
 
     def _transitions(self) -> dict[Agent, list[ConversableAgent]]:
         repeat = self.allow_repeat_speaker

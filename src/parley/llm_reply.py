@@ -48,6 +48,8 @@ class ModelReplyMixin:
         params = self._call_parameters(chat, client, request, tools)
         if params is None:
             return True, None
+        if not (chat.observes_models or chat.streamers):
+            return True, self._reply_from(client.create(request, tools, **params))
         started = self._model_requested(chat, client, request, tools)
         token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
         try:
@@ -72,6 +74,8 @@ class ModelReplyMixin:
         params = self._call_parameters(chat, client, request, tools)
         if params is None:
             return True, None
+        if not (chat.observes_models or chat.streamers):
+            return True, self._reply_from(await client.a_create(request, tools, **params))
         started = self._model_requested(chat, client, request, tools)
         token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
         try:

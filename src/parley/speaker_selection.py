@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from parley.agent import Agent, ConversableAgent
 from parley.engine import run_sync
 from parley.events import Notice
+from parley.exceptions import UndefinedNextAgentError
 from parley.messages import Message, content_str
 from parley.termination import StopKind, StopReason
 
@@ -78,7 +79,7 @@ def next_in_turn(agents: Sequence[Agent], last: Agent | None, candidates: Sequen
         index = _index(candidates, agents[(start + offset) % len(agents)])
         if index >= 0:
             return candidates[index]
-    raise ValueError("next_in_turn needs candidates taken from agents")
+    raise UndefinedNextAgentError("none of the agents to choose from is an agent of the group")
 
 
 def mentioned_agents(answer: str, candidates: Sequence[A]) -> list[A]:

@@ -87,6 +87,11 @@ class ToolOutcome:
         return f"ToolOutcome({self.name!r}, {self.content!r:.60})"
 
 
+_Given = tuple["dict[str, Any] | None", "dict[str, Any] | None"]
+"""The context a call is given (its private copy) and the context the copy was made from."""
+
+_NOTHING_GIVEN: _Given = (None, None)
+
 _Call = tuple[int, Tool, "str | None", dict[str, Any], "float | None"]
 """One planned call: its index in the message, the tool, the call's id, its validated arguments and its
 time limit."""
@@ -128,7 +133,7 @@ def run_tool_calls(
             outcome = _invoke(call, working.context_for(tool), timed)
             working.took(outcome)
         else:
-            outcome = _invoke(call, None, timed)
+            outcome = _invoke(call, _NOTHING_GIVEN, timed)
         _finish(outcomes, index, outcome, on_outcome)
     if later:
         if on_execute is not None:
@@ -169,7 +174,7 @@ async def a_run_tool_calls(
         elif tool.is_async or tool.in_thread:
             concurrent.append(asyncio.ensure_future(_a_report(call, outcomes, on_outcome, timed)))
         else:
-            _finish(outcomes, index, _invoke(call, None, timed), on_outcome)
+            _finish(outcomes, index, _invoke(call, _NOTHING_GIVEN, timed), on_outcome)
     if concurrent:
         await asyncio.gather(*concurrent)
     return _resolve_handoffs(outcomes, check_handoff)
@@ -234,17 +239,15 @@ class _Working:
             if outcome is not None and (outcome.context_set or outcome.context_removed):
                 self._apply(outcome)
 
-    def context_for(self, tool: Tool) -> dict[str, Any] | None:
-        """A private copy of the context for a call of ``tool`` (``None`` if it does not take it)."""
+    def context_for(self, tool: Tool) -> _Given:
+        """A private copy of the context for a call of ``tool``, and the context it was copied from (to
+        tell the call's changes by); ``(None, None)`` if the tool does not take the context."""
         if not tool.injects_context:
-            return None
+            return None, None
         current = self._changed if self._changed is not None else self._base
         if current is None:
-            return {}
-        try:
-            return copy.deepcopy(current)
-        except Exception:
-            return copy.copy(current)
+            return {}, {}
+        return private_copy(current), current
 
     def took(self, outcome: ToolOutcome) -> None:
         """Keep the changes of a call that succeeded for the calls after it."""
@@ -259,9 +262,9 @@ class _Working:
             self._changed.pop(key, None)
 
 
-def _invoke(call: _Call, context: dict[str, Any] | None, timed: bool) -> ToolOutcome:
+def _invoke(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
     _, tool, call_id, arguments, timeout = call
-    before = None if context is None else _snapshot(context)
+    context, before = given
     started = time.perf_counter() if timed else 0.0
     try:
         if timeout is None:
@@ -273,13 +276,13 @@ def _invoke(call: _Call, context: dict[str, Any] | None, timed: bool) -> ToolOut
     return _outcome(call, result, context, before, started)
 
 
-async def _a_invoke(call: _Call, context: dict[str, Any] | None, timed: bool) -> ToolOutcome:
+async def _a_invoke(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
     _, tool, call_id, arguments, timeout = call
     if not tool.is_async and not (tool.in_thread and timeout is not None):
         if tool.in_thread:
-            return await _in_thread(call, context, timed)
-        return _invoke(call, context, timed)
-    before = None if context is None else _snapshot(context)
+            return await _in_thread(call, given, timed)
+        return _invoke(call, given, timed)
+    context, before = given
     started = time.perf_counter() if timed else 0.0
     try:
         kwargs = tool.call_arguments(arguments, context, call_id)
@@ -295,23 +298,42 @@ async def _a_invoke(call: _Call, context: dict[str, Any] | None, timed: bool) ->
 async def _a_report(
     call: _Call, outcomes: list[ToolOutcome | None], on_outcome: OnOutcome | None, timed: bool
 ) -> ToolOutcome:
-    outcome = await _a_invoke(call, None, timed)
+    outcome = await _a_invoke(call, _NOTHING_GIVEN, timed)
     _finish(outcomes, call[0], outcome, on_outcome)
     return outcome
 
 
-async def _in_thread(call: _Call, context: dict[str, Any] | None, timed: bool) -> ToolOutcome:
+async def _in_thread(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
     import asyncio
 
-    return await asyncio.to_thread(_invoke, call, context, timed)
+    return await asyncio.to_thread(_invoke, call, given, timed)
 
 
-def _snapshot(context: dict[str, Any]) -> dict[str, Any]:
-    """What the context held before a call, to tell what the call changed (its copy is private)."""
+_ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def private_copy(context: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the context that a tool may change, nested values included, without touching the chat's
+    (values that cannot be deep-copied are shared)."""
+    copied = copy.copy(context)
+    for key, value in context.items():
+        if type(value) not in _ATOMIC:
+            copied[key] = _deep(value)
+    return copied
+
+
+def _deep(value: Any) -> Any:
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    if kind is dict:
+        return {key: _deep(item) for key, item in value.items()}
+    if kind is list:
+        return [_deep(item) for item in value]
     try:
-        return copy.deepcopy(context)
+        return copy.deepcopy(value)
     except Exception:
-        return dict(context)
+        return value
 
 
 def _failure(call: _Call, error: Exception, started: float) -> ToolOutcome:
@@ -419,7 +441,7 @@ def _run_async(calls: list[_Call], working: _Working, timed: bool) -> list[ToolO
 
     async def gather_in_order() -> list[ToolOutcome]:
         pending = {
-            call[0]: asyncio.ensure_future(_a_invoke(call, None, timed))
+            call[0]: asyncio.ensure_future(_a_invoke(call, _NOTHING_GIVEN, timed))
             for call in calls
             if not call[1].injects_context
         }

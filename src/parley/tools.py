@@ -10,6 +10,7 @@ context or hands the conversation to another agent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import re
@@ -123,6 +124,9 @@ class Tool:
     def parse_arguments(self, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Decode and validate the model's arguments into keyword arguments for the function.
 
+        Arguments the function does not take (unless it takes ``**kwargs``) and required ones that are
+        missing are errors naming them, so the model can correct its call.
+
         Raises:
             ValueError: the arguments are not a JSON object or fail validation; the message says why.
         """
@@ -131,23 +135,47 @@ class Tool:
         elif isinstance(arguments, str):
             try:
                 decoded = json.loads(arguments)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise ValueError(f"the arguments are not valid JSON ({error}): {arguments[:200]!r}") from None
         else:
             decoded = arguments
         if not isinstance(decoded, dict):
             raise ValueError(f"the arguments must be a JSON object, not {type(decoded).__name__}")
+        unexpected = [name for name in decoded if name not in self._parameter_names]
+        extra: dict[str, Any] = {}
+        problems = []
+        if unexpected:
+            if self._takes_any_keyword:
+                extra = {name: decoded[name] for name in unexpected}
+            else:
+                takes = ", ".join(self._parameter_names) or "no arguments"
+                names = ", ".join(map(repr, unexpected))
+                problems.append(f"unexpected arguments {names} ({self.name} takes {takes})")
+            decoded = {name: value for name, value in decoded.items() if name in self._parameter_names}
         if self._arguments_model is None:
-            if decoded:
-                raise ValueError(f"{self.name} takes no arguments, got {sorted(decoded)}")
-            return {}
+            if problems:
+                raise ValueError("; ".join(problems))
+            return extra
         try:
             validated = self._arguments_model.model_validate(decoded)
+        except RecursionError:
+            raise ValueError("the arguments are nested too deeply") from None
         except Exception as error:
-            if hasattr(error, "errors"):
-                raise ValueError(_validation_message(error)) from None
-            raise
-        return {name: getattr(validated, name) for name in self._parameter_names}
+            if not hasattr(error, "errors"):
+                raise
+            problems.append(_validation_message(error))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return {**{name: getattr(validated, name) for name in self._parameter_names}, **extra}
+
+    @functools.cached_property
+    def _takes_any_keyword(self) -> bool:
+        """Whether the function has a ``**kwargs`` that takes arguments the schema does not name."""
+        try:
+            parameters = inspect.signature(self.func).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters)
 
     def call_arguments(
         self, arguments: dict[str, Any], context_variables: dict[str, Any] | None, call_id: str | None

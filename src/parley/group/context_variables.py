@@ -41,6 +41,9 @@ class ContextVariables(dict[str, Any]):
         """Context variables holding a copy of ``data``."""
         return cls(dict(data))
 
+    def __copy__(self) -> ContextVariables:
+        return type(self)(self)
+
     def __repr__(self) -> str:
         return f"ContextVariables({dict.__repr__(self)})"
 

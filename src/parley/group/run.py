@@ -9,6 +9,7 @@ from parley.agent import ConversableAgent
 from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
 from parley.events import Listener
+from parley.exceptions import AgentNameConflictError
 from parley.group.context_variables import ContextVariables
 from parley.group.targets import AGENT_TARGETS, TransitionTarget
 from parley.group.tool_execution import enable_own_tool_execution
@@ -151,7 +152,7 @@ def _checked_agents(
         sorted({name for name in names if names.count(name) > 1}) if len(set(names)) < len(names) else []
     )
     if duplicates:
-        raise ValueError(f"agent names must be unique in a chat; repeated: {duplicates}")
+        raise AgentNameConflictError(f"agent names must be unique in a chat; repeated: {duplicates}")
     if initial_agent not in agents:
         raise ValueError(f"initial_agent {getattr(initial_agent, 'name', initial_agent)!r} is not in agents")
     if user_agent is not None and not isinstance(user_agent, ConversableAgent):
