@@ -61,7 +61,7 @@ class RecordedMessages(Sequence[Message]):
             return
         if isinstance(messages, MessageSequence):
             # Its two parts, read directly: copying the sequence would copy the conversation.
-            head, tail = messages._head, messages._tail
+            head, tail = messages.head, messages._tail
         else:
             head, tail = (), messages
         self._head = tuple(head)
