@@ -1,5 +1,6 @@
 """run_many with the durable stores: a batch whose process is killed part-way (SIGKILL), run again on
-the same SQLite or PostgreSQL store, finishes every item with each model call made exactly once."""
+the same SQLite or PostgreSQL store, finishes every item; no model call whose reply was recorded is made
+again, so only the calls under way at the kill (at most one per running chat) are repeated."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def calls_by_customer(ledger: Path) -> Counter[str]:
     return Counter({path.name: path.read_text().count("\n") for path in ledger.iterdir()})
 
 
-def test_a_killed_batch_run_again_finishes_every_item_and_makes_each_model_call_once(
+def test_a_killed_batch_run_again_finishes_every_item_and_repeats_only_the_calls_under_way(
     store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     tag = uuid.uuid4().hex[:8]
@@ -73,23 +74,28 @@ def test_a_killed_batch_run_again_finishes_every_item_and_makes_each_model_call_
     child.wait()
     assert child.stderr is not None
     child.stderr.close()
-    before = calls_by_customer(ledger)
+    store = open_store(store_url)
     good = [item["customer"] for item in items if not item["customer"].startswith("broken")]
-    finished_before = [customer for customer in good if before[customer] == 3]
+    finished_before = [
+        item["customer"]
+        for n, item in enumerate(items)
+        if [record.kind for record in store.load(f"{batch}/{n}")][-1:] == ["result"]
+    ]
     assert finished_before and len(finished_before) < len(good), "the kill left work done and undone"
 
     monkeypatch.setenv("PARLEY_RUN_MANY_LEDGER", str(ledger))
     outcomes = run_many(support_chat, items, concurrency=4, store=store_url, batch_id=batch)
 
     after = calls_by_customer(ledger)
-    assert {customer: after[customer] for customer in good} == dict.fromkeys(good, 3), "each call made once"
+    repeated = {customer: after[customer] - 3 for customer in good}
+    assert set(repeated.values()) <= {0, 1}, "a chat repeats at most the call under way when it was killed"
+    assert sum(repeated.values()) <= 4, "at most one call per running chat (concurrency 4)"
     lines = {customer: (ledger / customer).read_text() for customer in finished_before}
     assert all(str(os.getpid()) not in text for text in lines.values()), "finished chats called nothing"
     assert [outcome.ok for outcome in outcomes] == [not i["customer"].startswith("broken") for i in items]
     assert [outcome.chat_id for outcome in outcomes] == [f"{batch}/{n}" for n in range(40)]
     reference = run_many(support_chat, [dict(item) for item in items])
     assert [o.value["history"] for o in outcomes if o.ok] == [o.value["history"] for o in reference if o.ok]
-    store = open_store(store_url)
     for n in range(40):
         kinds = [record.kind for record in store.load(f"{batch}/{n}")]
         assert kinds.count("chat_started") == 1, f"item {n} was started once"
