@@ -34,6 +34,7 @@ from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.cache import Cache
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
+from parley.runners import Outcome, RayRunner, a_run_many, run_many
 from parley.swarm import (
     AFTER_WORK,
     ON_CONDITION,
@@ -105,6 +106,8 @@ __all__ = [
     "OnCondition",
     "OnContextCondition",
     "OpenAILLMConfigEntry",
+    "Outcome",
+    "RayRunner",
     "ReplyResult",
     "RevertToUserTarget",
     "ScriptedModel",
@@ -122,12 +125,14 @@ __all__ = [
     "UserProxyAgent",
     "a_initiate_group_chat",
     "a_initiate_swarm_chat",
+    "a_run_many",
     "a_run_swarm",
     "initiate_chats",
     "initiate_group_chat",
     "initiate_swarm_chat",
     "register_function",
     "register_hand_off",
+    "run_many",
     "run_swarm",
     "tool_call",
 ]

@@ -512,7 +512,11 @@ class Chat:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
         from parley.durable import ChatScope, chat_scope
 
-        token = chat_scope.set(ChatScope(self.store, f"{self.state.chat_id}/{len(self.state.messages)}"))
+        step = ChatScope(self.store, f"{self.state.chat_id}/{len(self.state.messages)}")
+        outer = chat_scope.get()
+        if outer is not None:  # the chats a step starts are listed with the chat's own (a batch's item)
+            step.chats = outer.chats
+        token = chat_scope.set(step)
         try:
             return speaker._take_turn(self) if sync else await speaker._a_take_turn(self)
         finally:
