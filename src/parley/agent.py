@@ -950,8 +950,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     async def _close_chat(
         self, chat: Chat, recipient: ConversableAgent, opening: _Opening, *, sync: bool
     ) -> ChatResult:
-        result = chat.result(chat.views[self].messages if self in chat.views else None)
+        result = chat.result(chat.views[self].messages if self in chat.views else None, cost=False)
         if chat.state.summary is not None:
+            result.cost = chat.state.usage.to_dict()
             return result
         token = current_chat.set(chat)
         try:
@@ -963,6 +964,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             else:
                 await chat.a_finish(summary)
         except Exception as error:
+            result.cost = chat.state.usage.to_dict()
             attach_partial_result(error, result)
             raise
         finally:
@@ -1199,7 +1201,7 @@ def _skipped_for(last: Message) -> frozenset[Any]:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Opening:
     """What ``initiate_chat`` was asked to do."""
 

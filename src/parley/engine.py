@@ -110,6 +110,36 @@ class Chat:
             it is appended (a group chat's own processing of what its members say).
     """
 
+    __slots__ = (
+        "_announcing",
+        "_answers",
+        "_emitted",
+        "_reply_stop",
+        "_routes",
+        "_view_list",
+        "budgets",
+        "by_name",
+        "conditions",
+        "describe",
+        "handoff_tool",
+        "host",
+        "journal",
+        "last_speaker",
+        "listeners",
+        "model_form",
+        "observes_models",
+        "peers",
+        "reply_filter",
+        "report_stop",
+        "rule",
+        "running",
+        "silent",
+        "state",
+        "store",
+        "streamers",
+        "views",
+    )
+
     def __init__(
         self,
         participants: Mapping[ConversableAgent, Agent],
@@ -134,52 +164,64 @@ class Chat:
             state.messages = log
         if context_variables is not None:
             state.context_variables = context_variables
-        self.peers = dict(participants)
-        self.by_name: dict[str, ConversableAgent] = {agent.name: agent for agent in self.peers}
+        peers = self.peers = dict(participants)
+        self.by_name: dict[str, ConversableAgent] = {agent._name: agent for agent in peers}
         self.host = host
         self.rule = rule
         self.conditions = list(conditions)
-        outer = current_chat.get()
-        self.listeners: list[Listener] = [*events.subscribers, *listeners, *_environment_trace()]
-        if outer is not None and outer.listeners:
-            self.listeners.extend(events.inherited(outer.listeners))
-        if len(self.listeners) > 1:
-            self.listeners = list({id(listener): listener for listener in self.listeners}.values())
         self.report_stop = report_stop
         self.silent = silent
-        if not silent:
-            self.listeners.append(ConsolePrinter())
-        self._routes: dict[type[Event], list[Listener]] = {}
-        self._announcing = self.wants(MessageSent)
-        self.observes_models = self.wants(ModelRequested) or self.wants(ModelResponded)
-        self.streamers = [listener.stream_to for listener in self.listeners if hasattr(listener, "stream_to")]
         self.handoff_tool = ""
         """The tool whose handoff the chat took last (for events)."""
         self.describe: Callable[[], dict[str, Any] | None] | None = None
         """What the ``chat_started`` event says of the chat's handoff graph (set by swarms)."""
-        self._emitted = 0
         self.model_form = model_form
         self.reply_filter = reply_filter
-        continued = views or {}
-        self.views: dict[ConversableAgent, View] = {
-            agent: continued.get(agent) or View(for_model=agent.client is not None) for agent in self.peers
-        }
-        self._view_list = list(self.views.items())
         self.last_speaker: ConversableAgent | None = None
         self.journal: Journal | None = None
         self.store: ChatStore | None = None
         self.running = False
         self._reply_stop: tuple[Named, StopReason, int] | None = None
         self._answers: list[tuple[str, str]] = []
+        self._emitted = 0
+        self._routes: dict[type[Event], list[Listener]] = {}
+        outer = current_chat.get()
+        self._listen(listeners, outer)
+        if views:
+            self.views: dict[ConversableAgent, View] = {
+                agent: views.get(agent) or View(for_model=agent.client is not None) for agent in peers
+            }
+        else:
+            self.views = {agent: View(for_model=agent.client is not None) for agent in peers}
+        self._view_list = list(self.views.items())
         scope = chat_scope.get()
         if scope is not None:
             scope.chats.append(self)
-        own = check_stop_when(stop_when)
         self.budgets: Budgets | None = None
-        if own is not None or (outer is not None and outer.budgets is not None):
+        if stop_when is not None or (outer is not None and outer.budgets is not None):
+            own = check_stop_when(stop_when)
             if own is not None:
                 state.spent = Spent()
             self.budgets = Budgets(own, state.spent, None if outer is None else outer.budgets)
+
+    def _listen(self, listeners: Iterable[Listener], outer: Chat | None) -> None:
+        """Gather the chat's listeners: everyone's, its own, the environment's trace, those it inherits
+        from the chat it runs in, and the console unless it is silent."""
+        gathered: list[Listener] = [*events.subscribers, *listeners, *_environment_trace()]
+        if outer is not None and outer.listeners:
+            gathered.extend(events.inherited(outer.listeners))
+        if len(gathered) > 1:
+            gathered = list({id(listener): listener for listener in gathered}.values())
+        if not self.silent:
+            gathered.append(ConsolePrinter())
+        self.listeners: list[Listener] = gathered
+        if gathered:
+            self._announcing = self.wants(MessageSent)
+            self.observes_models = self.wants(ModelRequested) or self.wants(ModelResponded)
+            self.streamers = [listener.stream_to for listener in gathered if hasattr(listener, "stream_to")]
+        else:
+            self._announcing = self.observes_models = False
+            self.streamers = []
 
     # ------------------------------------------------------------------------------------------------
     # reading the state
@@ -530,11 +572,13 @@ class Chat:
     # ------------------------------------------------------------------------------------------------
     # results and resuming
 
-    def result(self, history: Sequence[Message] | None = None, *, copy: bool = True) -> ChatResult:
+    def result(
+        self, history: Sequence[Message] | None = None, *, copy: bool = True, cost: bool = True
+    ) -> ChatResult:
         """The chat's result so far (summary is filled in by the caller).
 
         ``history`` is the chat as the initiator saw it (default: the log); it is copied unless ``copy``
-        is off, for a list the caller made for the result.
+        is off, for a list the caller made for the result. Without ``cost`` the caller fills it in.
         """
         state = self.state
         chosen = state.messages if history is None else history
@@ -542,7 +586,7 @@ class Chat:
             chat_id=state.chat_id,
             chat_history=list(chosen) if copy or not isinstance(chosen, list) else chosen,
             summary=state.summary,
-            cost=state.usage.to_dict(),
+            cost=state.usage.to_dict() if cost else {},
             human_input=list(state.human_input),
             stop_reason=state.stop_reason,
         )

@@ -9,7 +9,7 @@ listeners attach.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from parley.limits import Spent
@@ -18,7 +18,7 @@ from parley.models.usage import UsageSummary
 from parley.termination import StopReason
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, init=False)
 class ChatState:
     """One chat's state.
 
@@ -45,22 +45,41 @@ class ChatState:
     """
 
     chat_id: str
-    shape: str = "chat"
-    messages: list[Message] = field(default_factory=list)
-    context_variables: dict[str, Any] = field(default_factory=dict)
-    rounds: int = 0
-    tool_result_rounds: int = 0
-    last_speaker: str | None = None
-    turn: str | None = None
-    auto_replies: dict[str, int] = field(default_factory=dict)
-    handoff: Any = None
-    system_messages: dict[str, str] = field(default_factory=dict)
-    usage: UsageSummary = field(default_factory=UsageSummary)
-    human_input: list[str] = field(default_factory=list)
-    tool_results: dict[int, dict[str, Any]] = field(default_factory=dict)
-    spent: Spent | None = None
-    stop_reason: StopReason | None = None
-    summary: Any = None
+    shape: str
+    messages: list[Message]
+    context_variables: dict[str, Any]
+    rounds: int
+    tool_result_rounds: int
+    last_speaker: str | None
+    turn: str | None
+    auto_replies: dict[str, int]
+    handoff: Any
+    system_messages: dict[str, str]
+    usage: UsageSummary
+    human_input: list[str]
+    tool_results: dict[int, dict[str, Any]]
+    spent: Spent | None
+    stop_reason: StopReason | None
+    summary: Any
+
+    def __init__(self, chat_id: str, shape: str = "chat") -> None:
+        self.chat_id = chat_id
+        self.shape = shape
+        self.messages = []
+        self.context_variables = {}
+        self.rounds = 0
+        self.tool_result_rounds = 0
+        self.last_speaker = None
+        self.turn = None
+        self.auto_replies = {}
+        self.handoff = None
+        self.system_messages = {}
+        self.usage = UsageSummary()
+        self.human_input = []
+        self.tool_results = {}
+        self.spent = None
+        self.stop_reason = None
+        self.summary = None
 
     def to_dict(self) -> dict[str, Any]:
         """The state as plain, JSON-serializable data (handoffs by name)."""
