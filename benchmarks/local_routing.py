@@ -22,7 +22,7 @@ per decision (the rest came from its KV cache).
 ``--decoding`` compares how the reply is decoded: parley's (names chosen by their probability, the tools
 listed in up to three orders), or the whole reply generated token by token under the schema's grammar,
 with the plain reply offered as the ``reply_to_user`` name or as a separate ``{"content": ...}`` shape.
-Needs ``parley[local]`` (``./scripts/demo`` installs it).
+Needs ``parley-llm[local]`` (``./scripts/demo`` installs it).
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import gc
 import os
 import subprocess
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -118,3 +120,38 @@ def fresh_process(python: str, code: str) -> dict[str, float]:
         "wall_s": wall_s,
         "maxrss_bytes": int(output.split()[-1]) * 1024,
     }
+
+
+#: Where a printed workload's console output goes: a file on disk, or a pseudo-terminal.
+OUTPUTS = ("file", "tty")
+
+
+@contextmanager
+def printing_to(output: str) -> Iterator[None]:
+    """Send ``sys.stdout`` to a fresh file on disk (``"file"``) or to a pseudo-terminal (``"tty"``)
+    within the block. The terminal is line-buffered, as a real one is, with ``TERM`` set to
+    ``xterm-256color`` unless it is set already; a ``cat`` process reads its other side, so that
+    writes never wait and the reader's work is not charged to this process."""
+    if output not in OUTPUTS:
+        raise ValueError(f"unknown output {output!r}; known: {OUTPUTS}")
+    with contextlib.ExitStack() as stack:
+        if output == "file":
+            out = stack.enter_context(tempfile.TemporaryFile("w", encoding="utf-8"))
+        else:
+            controller, terminal = os.openpty()
+            reader = subprocess.Popen(
+                ["cat"], stdin=controller, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            os.close(controller)
+            stack.callback(reader.wait)
+            out = stack.enter_context(open(terminal, "w", encoding="utf-8", buffering=1))
+            if "TERM" not in os.environ:
+                os.environ["TERM"] = "xterm-256color"
+                stack.callback(os.environ.pop, "TERM", None)
+        stack.enter_context(contextlib.redirect_stdout(out))
+        yield
+
+
+def printing_or_silent(output: str | None) -> contextlib.AbstractContextManager[None]:
+    """:func:`printing_to` ``output``, or nothing for a silent workload (``None``)."""
+    return contextlib.nullcontext() if output is None else printing_to(output)

@@ -43,7 +43,8 @@ def method(repeats: str) -> str:
         model calls, tool executions and messages, and fails otherwise.""",
         """**Silent**: parley chats run with `silent=True`; AG2's chats too where its API has the
         parameter, and AG2's console IOStream is replaced by one that discards output (AG2 still
-        builds its print events), and its INFO logging is off. No printing is measured.""",
+        builds its print events), and its INFO logging is off. Printing is measured only by the
+        console's workloads, where each framework prints with its own console.""",
         """**Goals** apply to parley's figures. The per-step goal applies at every size: at the small
         sizes the per-chat setup is spread over few steps.""",
     ]
@@ -66,6 +67,15 @@ def method(repeats: str) -> str:
         function for each (AG2 also needs `register_model_client` after the tool is registered). CPU
         time in one run; the Python memory the agents hold (tracemalloc) in another, since tracing
         slows everything; RSS growth is shown too.""",
+        """**swarm ring, printed**: the swarm ring above, printed by each framework's own console
+        (parley's default printer; AG2's `IOConsole`) to a file on disk, or to a pseudo-terminal
+        (line-buffered, as a terminal is, with `TERM=xterm-256color`, read by a `cat` process so
+        that writes never wait): CPU per handoff. The silent ring is measured at 10 handoffs for the
+        comparison (at 1000 it is the swarm ring's figure). What printing adds is the printed figure
+        less the silent one.""",
+        """**a process's first chat**: the first two-agent chat of a fresh process, one turn (two
+        messages, one model call), with no warm-up run, so that whatever printing loads the first time
+        is counted: CPU time, printed to a file, at a pseudo-terminal, and silent.""",
         """**import**: `python -c "import parley"` and `python -c "import autogen"`, each in fresh
         processes: CPU time and wall time of the process, and its peak RSS (`VmHWM`, which the process
         prints last; the `ru_maxrss` a parent gets for a child cannot be used on Linux, which carries

@@ -211,6 +211,78 @@ def concurrency_rows(figures: Figures, chats: int) -> list[Row]:
     ]
 
 
+#: The console workloads: how the swarm ring and the first chat print, and the silent run compared.
+PRINTED = (("file", "printed to a file", "a file"), ("tty", "printed at a terminal (pty)", "a terminal"))
+PRINTED_STEP_GOAL = Goal(30.0, "≤ 30 us")
+FIRST_CHAT_GOAL = Goal(1.0, "≤ 1 ms")
+
+
+def console_rows(figures: Figures, sizes: Mapping[str, list[int]]) -> list[Row]:
+    """The swarm ring printed (to a file, at a terminal) and silent, per handoff, and printing's cost;
+    then the CPU time of a process's first chat, printed and silent."""
+
+    def silent(framework: str, size: int) -> float | None:
+        # The silent ring is the "swarm" workload; "swarm_silent" runs it at sizes that one does not.
+        found = _per_step_us(figures, framework, "swarm_silent", size)
+        return found if found is not None else _per_step_us(figures, framework, "swarm", size)
+
+    def difference(printed: float | None, quiet: float | None) -> float | None:
+        return None if printed is None or quiet is None else printed - quiet
+
+    rows = []
+    printed_sizes = sorted({size for output, _, _ in PRINTED for size in sizes.get(f"swarm_{output}", [])})
+    for size in printed_sizes:
+        label = f"swarm ring, {size} handoffs"
+        for output, how, _ in PRINTED:
+            rows.append(
+                Row(
+                    f"{label}, {how}: CPU per handoff",
+                    "us",
+                    _per_step_us(figures, "parley", f"swarm_{output}", size),
+                    _per_step_us(figures, "ag2", f"swarm_{output}", size),
+                    PRINTED_STEP_GOAL,
+                )
+            )
+        rows.append(
+            Row(f"{label}, silent: CPU per handoff", "us", silent("parley", size), silent("ag2", size))
+        )
+        for output, _, where in PRINTED:
+            rows.append(
+                Row(
+                    f"{label}: what printing to {where} adds per handoff",
+                    "us",
+                    difference(
+                        _per_step_us(figures, "parley", f"swarm_{output}", size), silent("parley", size)
+                    ),
+                    difference(_per_step_us(figures, "ag2", f"swarm_{output}", size), silent("ag2", size)),
+                )
+            )
+    for turns in sorted(
+        {size for workload in ("start_silent", "start_file", "start_tty") for size in sizes.get(workload, [])}
+    ):
+        label = f"a process's first chat ({turns} turn{'s' if turns > 1 else ''})"
+        for output, how, _ in PRINTED:
+            rows.append(
+                Row(
+                    f"{label}, {how}: CPU time",
+                    "ms",
+                    _scaled(_get(figures, "parley", f"start_{output}", turns, "cpu_s"), 1e3),
+                    _scaled(_get(figures, "ag2", f"start_{output}", turns, "cpu_s"), 1e3),
+                    # At a terminal the first printed chat loads rich, once per process, by design.
+                    FIRST_CHAT_GOAL if output == "file" else None,
+                )
+            )
+        rows.append(
+            Row(
+                f"{label}, silent: CPU time",
+                "ms",
+                _scaled(_get(figures, "parley", "start_silent", turns, "cpu_s"), 1e3),
+                _scaled(_get(figures, "ag2", "start_silent", turns, "cpu_s"), 1e3),
+            )
+        )
+    return rows
+
+
 def _number(value: float | None) -> str:
     if value is None:
         return "-"
@@ -272,7 +344,7 @@ def machine() -> dict[str, str]:
         "cores": str(os.cpu_count()),
         "os": platform.platform(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "parley": f"{_version('parley')} ({_git_revision()})",
+        "parley": f"{_version('parley-llm')} ({_git_revision()})",
         "ag2": _version("ag2"),
     }
 
@@ -336,3 +408,112 @@ def results_markdown(rows: list[Row], machine: Mapping[str, str], elapsed_s: flo
         ]
     lines += ["", method(repeats)]
     return "\n".join(lines)
+
+
+def durable_rows(figures: Figures) -> list[Row]:
+    """Durable chats: a message's cost with a store, the bytes stored, and resuming a long chat."""
+    rows = []
+
+    def per_message(framework: str, workload: str, size: int, key: str) -> float | None:
+        value = _get(figures, framework, workload, size, key)
+        messages = 2 * size
+        return None if value is None else value / messages * 1e6
+
+    for size in (100, 1000):
+        rows.append(
+            Row(
+                f"two-agent chat, {size} turns, SQLite store: CPU per message (AG2: in memory)",
+                "us",
+                per_message("parley", "chat_sqlite", size, "cpu_s"),
+                per_message("ag2", "chat", size, "cpu_s"),
+                Goal(100.0, "≤ 100 us"),
+            )
+        )
+        rows.append(
+            Row(
+                f"two-agent chat, {size} turns, SQLite store: wall per message",
+                "us",
+                per_message("parley", "chat_sqlite", size, "wall_s"),
+                None,
+            )
+        )
+    rows.append(
+        Row(
+            "two-agent chat, 1000 turns, PostgreSQL on 127.0.0.1: wall per message",
+            "us",
+            per_message("parley", "chat_postgres", 1000, "wall_s"),
+            None,
+            Goal(1000.0, "< 1 ms", strict=True),
+        )
+    )
+    small = _get(figures, "parley", "chat_sqlite", 50, "record_bytes")
+    large = _get(figures, "parley", "chat_sqlite", 5000, "record_bytes")
+    per_small = None if small is None else small / 100
+    per_large = None if large is None else large / 10_000
+    rows.append(Row("bytes stored per message, 100-message chat", "B", per_small, None))
+    rows.append(Row("bytes stored per message, 10,000-message chat", "B", per_large, None))
+    rows.append(
+        Row(
+            "bytes stored per message at 10,000 / at 100 messages (linear: flat)",
+            "x",
+            None if per_small is None or per_large is None else per_large / per_small,
+            None,
+            FLAT_GOAL,
+            compare=False,
+        )
+    )
+    rows.append(
+        Row(
+            "resume a 10,000-message chat from SQLite (and take one step): wall time",
+            "s",
+            _get(figures, "parley", "resume", 10_000, "wall_s"),
+            None,
+            Goal(0.2, "< 0.2 s", strict=True),
+        )
+    )
+    return rows
+
+
+def shared_agents_rows(figures: Figures, chats: int) -> list[Row]:
+    """Many swarms at once over one set of agents: wall time against the ideal."""
+    from benchmarks.spec import SHARED_SWARM_STEPS
+
+    ideal = SHARED_SWARM_STEPS * MODEL_DELAY_S
+    wall = _get(figures, "parley", "shared_swarms", chats, "wall_s")
+    label = (
+        f"{chats} swarms at once over one set of agents, {SHARED_SWARM_STEPS} tool-using steps of "
+        f"{MODEL_DELAY_S * 1e3:.0f} ms"
+    )
+    return [
+        Row(
+            f"{label}: wall time (ideal {ideal:.1f} s; none mixed)",
+            "s",
+            wall,
+            None,
+            Goal(2 * ideal, f"≤ {2 * ideal:.1f} s (2x ideal)"),
+        ),
+        Row(f"{label}: CPU per step", "us", _per_step_us(figures, "parley", "shared_swarms", chats), None),
+    ]
+
+
+def limits_rows(figures: Figures) -> list[Row]:
+    """A step with a budget and a tool time limit, against the same step without."""
+    plain = _per_step_us(figures, "parley", "tool_chat", 1000)
+    limited = _per_step_us(figures, "parley", "tool_chat_limits", 1000)
+    return [
+        Row("two-agent chat with a tool, 1000 turns: CPU per turn", "us", plain, None),
+        Row(
+            "the same with a token, cost and time budget and a tool time limit: CPU per turn",
+            "us",
+            limited,
+            None,
+        ),
+        Row(
+            "with budgets and a time limit / without",
+            "x",
+            None if plain is None or limited is None else limited / plain,
+            None,
+            Goal(1.1, "≤ 1.1x"),
+            compare=False,
+        ),
+    ]

@@ -30,6 +30,8 @@ REPEATS_TEXT = (
     "the concurrent chats, where AG2 is slow; 3 each for the memory figure; 5 for parley's concurrent "
     "chats). In each process, a per-step workload runs repeatedly until it has used 0.1 s of CPU time "
     "(3 to 50 runs; once if one run takes longer) and the process reports the median run. "
+    "The console's workloads: 7 processes for parley, 5 for AG2 (1 for the printed swarm ring at 1000 "
+    "handoffs, where one run takes AG2 about 30 s of CPU time). "
     "Imports: 9 fresh processes each"
 )
 IMPORTS = {"python": "pass", "parley": "import parley", "ag2": "import autogen"}
@@ -75,8 +77,57 @@ def full_plan() -> Plan:
         Case("agents", 1000, {"parley": 7, "ag2": 3}),
         Case("agents_memory", 1000, {"parley": 3, "ag2": 3}),
         Case("concurrent", 1000, {"parley": 5, "ag2": 3}),
+        *console_cases(),
+        *durable_cases(),
     ]
     return Plan(cases, import_repeats=9, agents=1000, chats=1000, quick=False)
+
+
+def durable_cases() -> list[Case]:
+    """parley's own workloads: durable chats (SQLite; PostgreSQL when ``PARLEY_BENCH_POSTGRES_URL`` names a
+    server), resuming, many swarms over one set of agents, and budgets with time limits."""
+    import os
+
+    parley = {"parley": 5}
+    cases = [
+        Case("chat_sqlite", 50, {"parley": 3}),
+        Case("chat_sqlite", 100, parley),
+        Case("chat_sqlite", 1000, parley),
+        Case("chat_sqlite", 5000, {"parley": 3}),
+        Case("resume", 10_000, parley),
+        Case("shared_swarms", 1000, parley),
+        Case("tool_chat", 1000, parley),
+        Case("tool_chat_limits", 1000, parley),
+    ]
+    if os.environ.get("PARLEY_BENCH_POSTGRES_URL"):
+        cases.append(Case("chat_postgres", 1000, parley))
+    return cases
+
+
+def console_cases(*, quick: bool = False) -> list[Case]:
+    """The console's workloads: the swarm ring printed to a file and at a terminal, at 10 and 1000
+    handoffs, silent at 10 (the "swarm" workload has it at 1000), and a process's first chat of one
+    turn, printed and silent."""
+    if quick:
+        one = {"parley": 1, "ag2": 1}
+        return [Case(workload, size, one) for workload, size in (*_CONSOLE_SWARMS[:3], *_CONSOLE_STARTS)]
+    cases = [
+        Case(workload, size, {"parley": 7, "ag2": 1 if size >= 1000 else 5})
+        for workload, size in _CONSOLE_SWARMS
+    ]
+    return cases + [Case(workload, size, {"parley": 7, "ag2": 5}) for workload, size in _CONSOLE_STARTS]
+
+
+_CONSOLE_SWARMS = (
+    ("swarm_silent", 10),
+    ("swarm_file", 10),
+    ("swarm_tty", 10),
+    ("swarm_file", 1000),
+    ("swarm_tty", 1000),
+)
+_CONSOLE_STARTS = (("start_silent", 1), ("start_file", 1), ("start_tty", 1))
+CONSOLE = frozenset(workload for workload, _ in (*_CONSOLE_SWARMS, *_CONSOLE_STARTS))
+"""The workloads ``--only console`` runs."""
 
 
 def quick_plan() -> Plan:
@@ -92,6 +143,7 @@ def quick_plan() -> Plan:
         Case("agents", 100, one),
         Case("agents_memory", 100, one),
         Case("concurrent", 50, one),
+        *console_cases(quick=True),
     ]
     return Plan(cases, import_repeats=1, agents=100, chats=50, quick=True)
 
@@ -178,6 +230,10 @@ def build_rows(figures: report.Figures, plan: Plan) -> list[report.Row]:
         *report.agent_rows(figures, plan.agents),
         *report.import_rows(figures),
         *report.concurrency_rows(figures, plan.chats),
+        *report.console_rows(figures, plan.sizes()),
+        *report.durable_rows(figures),
+        *report.shared_agents_rows(figures, plan.chats),
+        *report.limits_rows(figures),
     ]
     if plan.quick:
         rows = [report.Row(row.label, row.unit, row.parley, row.ag2, None, row.compare) for row in rows]
@@ -188,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke run: small sizes, one run each")
     parser.add_argument(
-        "--only", nargs="+", metavar="WORKLOAD", help="only these workloads (chat, swarm, ..., import)"
+        "--only",
+        nargs="+",
+        metavar="WORKLOAD",
+        help="only these workloads (chat, swarm, ..., import; console for all the console's)",
     )
     parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=list(FRAMEWORKS))
     parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS.name}")
@@ -198,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
 
     plan = quick_plan() if arguments.quick else full_plan()
     wanted = set(arguments.only or [])
+    if "console" in wanted:
+        wanted |= CONSOLE
     cases = [case for case in plan.cases if not wanted or case.workload in wanted]
     python = sys.executable
     started = time.perf_counter()

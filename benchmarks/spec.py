@@ -14,13 +14,17 @@ MODEL_DELAY_S = 0.02
 #: The best wall time the concurrency workload can have: its chats' model calls one after another.
 IDEAL_CONCURRENT_WALL_S = STEPS_PER_CHAT * MODEL_DELAY_S
 
+#: Model calls of each swarm of the shared-agents workload (each waits ``MODEL_DELAY_S``).
+SHARED_SWARM_STEPS = 10
+
 #: A limit no workload reaches, for ``max_consecutive_auto_reply``.
 NO_LIMIT = 10**9
 
 #: The names of the three agents of the swarm ring: each hands off to the next, the last to the first.
 RING = ("agent_a", "agent_b", "agent_c")
 
-#: The size each worker process runs a workload at once, unmeasured, before the measured run.
+#: The size each worker process runs a workload at once, unmeasured, before the measured run; 0 for the
+#: workloads that measure the process's first chat, which have no warm-up.
 WARMUP_SIZE = {
     "chat": 2,
     "swarm": 3,
@@ -28,6 +32,18 @@ WARMUP_SIZE = {
     "agents": 1,
     "agents_memory": 1,
     "concurrent": 2,
+    "swarm_silent": 3,
+    "swarm_file": 3,
+    "swarm_tty": 3,
+    "start_silent": 0,
+    "start_file": 0,
+    "start_tty": 0,
+    "chat_sqlite": 2,
+    "chat_postgres": 2,
+    "resume": 4,
+    "shared_swarms": 2,
+    "tool_chat": 2,
+    "tool_chat_limits": 2,
 }
 
 

@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.worker FRAMEWORK WORKLOAD N``: FRAMEWORK is ``parley`` or ``ag2``, WORKLOAD a key
 of the framework module's ``WORKLOADS``. The workload runs once at a small size first (unmeasured), so
-that lazily loaded code and first-call caches are not charged to the measured run. The per-step
+that lazily loaded code and first-call caches are not charged to the measured run, except the
+workloads that measure a process's first chat. The per-step
 workloads then run several times in the process, until they have used ``REPEAT_CPU_S`` of CPU time
 (at least ``MIN_REPEATS`` and at most ``MAX_REPEATS`` runs), and each figure is the median of those runs:
 a short run alone is at the mercy of a cold cache or a garbage collection.
@@ -22,7 +23,20 @@ from benchmarks.spec import WARMUP_SIZE
 
 FRAMEWORKS = ("parley", "ag2")
 #: The workloads measured per model step, which run repeatedly in one process.
-REPEATED = frozenset({"chat", "swarm", "groupchat"})
+REPEATED = frozenset(
+    {
+        "chat",
+        "swarm",
+        "groupchat",
+        "swarm_silent",
+        "swarm_file",
+        "swarm_tty",
+        "chat_sqlite",
+        "chat_postgres",
+        "tool_chat",
+        "tool_chat_limits",
+    }
+)
 REPEAT_CPU_S = 0.1
 MIN_REPEATS = 3
 MAX_REPEATS = 50
@@ -33,7 +47,9 @@ def workloads(framework: str) -> dict[str, Callable[[int], dict[str, Any]]]:
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; known: {FRAMEWORKS}")
     module = importlib.import_module(f"benchmarks.workloads_{framework}")
-    table: dict[str, Callable[[int], dict[str, Any]]] = module.WORKLOADS
+    table: dict[str, Callable[[int], dict[str, Any]]] = dict(module.WORKLOADS)
+    if framework == "parley":
+        table.update(importlib.import_module("benchmarks.workloads_durable").WORKLOADS)
     return table
 
 
@@ -45,7 +61,7 @@ def run(framework: str, workload: str, size: int, *, warmup: bool = True) -> dic
     ``REPEAT_CPU_S`` runs once.
     """
     function = workloads(framework)[workload]
-    if warmup:
+    if warmup and WARMUP_SIZE[workload]:
         function(WARMUP_SIZE[workload])
     runs = [function(size)]
     if workload in REPEATED:

@@ -10,6 +10,8 @@ discards it (events are still built, as with ``silent=True``), and AG2's INFO lo
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import itertools
 import logging
 import time
@@ -24,8 +26,9 @@ import autogen  # noqa: E402
 from autogen import ConversableAgent, GroupChat, GroupChatManager, register_function  # noqa: E402
 from autogen.agentchat.contrib.swarm_agent import ON_CONDITION, initiate_swarm_chat, register_hand_off  # noqa: E402
 from autogen.io.base import IOStream  # noqa: E402
+from autogen.io.console import IOConsole  # noqa: E402
 
-from benchmarks.measure import rss_bytes, timed, traced_memory  # noqa: E402
+from benchmarks.measure import printing_or_silent, rss_bytes, timed, traced_memory  # noqa: E402
 from benchmarks.spec import (  # noqa: E402
     MODEL_DELAY_S,
     NO_LIMIT,
@@ -175,8 +178,20 @@ def two_agent_chat(turns: int) -> dict[str, Any]:
     return outcome(timing.cpu_s, timing.wall_s, counter.calls, messages=len(result.chat_history))
 
 
-def swarm_ring(handoffs: int) -> dict[str, Any]:
-    """Three agents hand off in a ring a -> b -> c -> a, each by calling its ``transfer_...`` tool."""
+def _console(output: str | None) -> contextlib.AbstractContextManager[Any]:
+    """AG2's own console, printing to ``output`` (see :func:`benchmarks.measure.printing_to`); for a
+    silent workload (``None``), the discarding stream set at import."""
+    if output is None:
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(printing_or_silent(output))
+    stack.enter_context(IOStream.set_default(IOConsole()))
+    return stack
+
+
+def swarm_ring(handoffs: int, *, output: str | None = None) -> dict[str, Any]:
+    """Three agents hand off in a ring a -> b -> c -> a, each by calling its ``transfer_...`` tool;
+    silent, or printed to ``output``."""
     agents = [_agent(name) for name in RING]
     for index, agent in enumerate(agents):
         target = agents[(index + 1) % len(agents)]
@@ -184,7 +199,7 @@ def swarm_ring(handoffs: int) -> dict[str, Any]:
     counter = CallCounter()
     for agent in agents:
         _plug_in(agent, counter, tool_prefix="transfer")
-    with timed() as timing:
+    with _console(output), timed() as timing:
         # AG2 counts the tool executor's message as a round of its own; the first message is one too.
         result, _, _ = initiate_swarm_chat(agents[0], "start", agents, max_rounds=2 * handoffs + 1)
     tool_results = sum(1 for message in result.chat_history if message.get("role") == "tool")
@@ -199,6 +214,20 @@ def swarm_ring(handoffs: int) -> dict[str, Any]:
         tool_results=tool_results,
         messages=len(result.chat_history),
     )
+
+
+def first_chat(turns: int, *, output: str | None = None) -> dict[str, Any]:
+    """The process's first chat (run without a warm-up): two agents with models, ``max_turns=turns``;
+    silent, or printed to ``output``."""
+    user, assistant = _agent("user"), _agent("assistant")
+    counter = CallCounter()
+    _plug_in(user, counter)
+    _plug_in(assistant, counter)
+    with _console(output), timed() as timing:
+        result = user.initiate_chat(assistant, message="hello", max_turns=turns, silent=output is None)
+    check("model calls", counter.calls, 2 * turns - 1)
+    check("messages", len(result.chat_history), 2 * turns)
+    return outcome(timing.cpu_s, timing.wall_s, counter.calls, messages=len(result.chat_history))
 
 
 def group_chat(rounds: int) -> dict[str, Any]:
@@ -279,4 +308,10 @@ WORKLOADS: dict[str, Callable[[int], dict[str, Any]]] = {
     "agents": create_agents,
     "agents_memory": create_agents_memory,
     "concurrent": concurrent_chats,
+    "swarm_silent": swarm_ring,
+    "swarm_file": functools.partial(swarm_ring, output="file"),
+    "swarm_tty": functools.partial(swarm_ring, output="tty"),
+    "start_silent": first_chat,
+    "start_file": functools.partial(first_chat, output="file"),
+    "start_tty": functools.partial(first_chat, output="tty"),
 }

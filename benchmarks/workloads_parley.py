@@ -7,11 +7,12 @@ parley did exactly the prescribed work: the number of model calls, tool results 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks.measure import rss_bytes, timed, traced_memory
+from benchmarks.measure import printing_or_silent, rss_bytes, timed, traced_memory
 from benchmarks.spec import (
     MODEL_DELAY_S,
     NO_LIMIT,
@@ -92,16 +93,19 @@ def two_agent_chat(turns: int) -> dict[str, Any]:
     return outcome(timing.cpu_s, timing.wall_s, steps, messages=len(result.chat_history))
 
 
-def swarm_ring(handoffs: int) -> dict[str, Any]:
-    """Three agents hand off in a ring a -> b -> c -> a, each by calling its ``transfer_to_...`` tool."""
+def swarm_ring(handoffs: int, *, output: str | None = None) -> dict[str, Any]:
+    """Three agents hand off in a ring a -> b -> c -> a, each by calling its ``transfer_to_...`` tool;
+    silent, or printed to ``output`` (see :func:`benchmarks.measure.printing_to`)."""
     models = [ZeroLatencyModel(tool_prefix="transfer") for _ in RING]
     agents = [_agent(name, model) for name, model in zip(RING, models, strict=True)]
     for index, agent in enumerate(agents):
         target = agents[(index + 1) % len(agents)]
         register_hand_off(agent, ON_CONDITION(target, f"Hand the conversation to {target.name}."))
-    with timed() as timing:
+    with printing_or_silent(output), timed() as timing:
         # parley counts an agent's tool call and its result as one round; the first message is one too.
-        result, _, _ = initiate_swarm_chat(agents[0], "start", agents, max_rounds=handoffs + 1, silent=True)
+        result, _, _ = initiate_swarm_chat(
+            agents[0], "start", agents, max_rounds=handoffs + 1, silent=output is None
+        )
     steps = sum(model.calls for model in models)
     tool_results = sum(1 for message in result.chat_history if message.get("role") == "tool")
     check("model calls", steps, handoffs)
@@ -111,6 +115,19 @@ def swarm_ring(handoffs: int) -> dict[str, Any]:
     return outcome(
         timing.cpu_s, timing.wall_s, steps, tool_results=tool_results, messages=len(result.chat_history)
     )
+
+
+def first_chat(turns: int, *, output: str | None = None) -> dict[str, Any]:
+    """The process's first chat (run without a warm-up): two agents with models, ``max_turns=turns``;
+    silent, or printed to ``output``."""
+    models = ZeroLatencyModel(), ZeroLatencyModel()
+    user, assistant = _agent("user", models[0]), _agent("assistant", models[1])
+    with printing_or_silent(output), timed() as timing:
+        result = user.initiate_chat(assistant, message="hello", max_turns=turns, silent=output is None)
+    steps = sum(model.calls for model in models)
+    check("model calls", steps, 2 * turns - 1)
+    check("messages", len(result.chat_history), 2 * turns)
+    return outcome(timing.cpu_s, timing.wall_s, steps, messages=len(result.chat_history))
 
 
 def group_chat(rounds: int) -> dict[str, Any]:
@@ -181,4 +198,10 @@ WORKLOADS: dict[str, Callable[[int], dict[str, Any]]] = {
     "agents": create_agents,
     "agents_memory": create_agents_memory,
     "concurrent": concurrent_chats,
+    "swarm_silent": swarm_ring,
+    "swarm_file": functools.partial(swarm_ring, output="file"),
+    "swarm_tty": functools.partial(swarm_ring, output="tty"),
+    "start_silent": first_chat,
+    "start_file": functools.partial(first_chat, output="file"),
+    "start_tty": functools.partial(first_chat, output="tty"),
 }

@@ -6,6 +6,7 @@ Without one, its tests are skipped; with ``PARLEY_REQUIRE_SERVICES=1`` (CI) they
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -32,5 +33,14 @@ def chromium_path() -> str:
     path = os.environ.get("PARLEY_CHROMIUM")
     if not path:
         _missing("Chromium is not installed (PARLEY_CHROMIUM; ./scripts/test installs Debian's chromium)")
+    assert path is not None
+    return path
+
+
+def dot_path() -> str:
+    """Graphviz's ``dot`` program."""
+    path = shutil.which("dot")
+    if not path:
+        _missing("Graphviz is not installed (./scripts/test installs Debian's graphviz)")
     assert path is not None
     return path

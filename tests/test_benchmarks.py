@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root holds benchmarks/
 
 from benchmarks import report, run, worker
-from benchmarks.measure import fresh_process
+from benchmarks.measure import fresh_process, printing_to
 from benchmarks.spec import STEPS_PER_CHAT, WorkloadMismatch, check
 
 
@@ -24,6 +24,12 @@ from benchmarks.spec import STEPS_PER_CHAT, WorkloadMismatch, check
         ("agents", 3, 3),
         ("agents_memory", 3, 3),
         ("concurrent", 2, 2 * STEPS_PER_CHAT),
+        ("swarm_silent", 2, 2),
+        ("swarm_file", 3, 3),
+        ("swarm_tty", 3, 3),
+        ("start_silent", 1, 1),
+        ("start_file", 2, 3),
+        ("start_tty", 1, 1),
     ],
 )
 def test_each_parley_workload_runs_and_does_the_prescribed_work(workload: str, size: int, steps: int):
@@ -88,3 +94,44 @@ def test_results_markdown_names_the_machine_and_the_misses():
     assert machine["cpu"] in text and machine["python"] in text
     assert "parley meets 0 of 1 goals" in text
     assert "- swarm ring, 1000 handoffs: CPU per handoff: 30.0 us (goal ≤ 20 us)" in text
+
+
+def test_printing_to_a_file_or_a_terminal_sends_stdout_there():
+    with printing_to("file"):
+        assert not sys.stdout.isatty()
+        print("to the file")
+    with printing_to("tty"):
+        assert sys.stdout.isatty() and sys.stdout.line_buffering
+        print("to the terminal")
+    with pytest.raises(ValueError, match="unknown output 'screen'"), printing_to("screen"):
+        pass
+
+
+def test_the_console_rows_compare_printed_and_silent_and_check_the_goals():
+    figures: report.Figures = {
+        ("parley", "swarm_file", 10): {"cpu_s": 10 * 25e-6, "steps": 10},
+        ("parley", "swarm_silent", 10): {"cpu_s": 10 * 20e-6, "steps": 10},
+        ("ag2", "swarm_file", 10): {"cpu_s": 10 * 400e-6, "steps": 10},
+        ("ag2", "swarm_silent", 10): {"cpu_s": 10 * 300e-6, "steps": 10},
+        ("parley", "swarm_tty", 1000): {"cpu_s": 1000 * 40e-6, "steps": 1000},
+        ("parley", "swarm", 1000): {"cpu_s": 1000 * 15e-6, "steps": 1000},
+        ("parley", "start_file", 1): {"cpu_s": 0.0005, "steps": 1},
+    }
+    sizes = {"swarm_file": [10], "swarm_silent": [10], "swarm_tty": [1000], "start_file": [1]}
+
+    rows = {row.label: row for row in report.console_rows(figures, sizes)}
+
+    printed = rows["swarm ring, 10 handoffs, printed to a file: CPU per handoff"]
+    assert (printed.parley, printed.ag2, printed.met) == pytest.approx((25, 400, True))
+    added = rows["swarm ring, 10 handoffs: what printing to a file adds per handoff"]
+    assert (added.parley, added.ag2) == pytest.approx((5, 100))
+    assert rows["swarm ring, 1000 handoffs, printed at a terminal (pty): CPU per handoff"].met is False
+    # the silent ring at 1000 handoffs is the "swarm" workload
+    assert rows["swarm ring, 1000 handoffs, silent: CPU per handoff"].parley == pytest.approx(15)
+    first = rows["a process's first chat (1 turn), printed to a file: CPU time"]
+    assert (first.parley, first.met) == pytest.approx((0.5, True))
+
+
+def test_the_console_workloads_are_in_the_full_and_the_quick_plan():
+    for plan in (run.full_plan(), run.quick_plan()):
+        assert {case.workload for case in plan.cases} >= run.CONSOLE

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from parley import ConversableAgent
 from parley.events import ChatStopped, Event, MessageSent, listening, subscribe
 
@@ -38,3 +40,11 @@ def test_unsubscribe_stops_delivery():
     a.initiate_chat(b, "hi", max_turns=1, silent=True)
 
     assert seen == []
+
+
+def test_the_console_printer_is_still_importable_from_events():
+    from parley import console, events
+
+    assert events.ConsolePrinter is console.ConsolePrinter
+    with pytest.raises(AttributeError, match="no attribute 'Printer'"):
+        events.Printer  # noqa: B018

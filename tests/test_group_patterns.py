@@ -33,7 +33,7 @@ def agent(name: str, *replies: Any, **kwargs: Any) -> ConversableAgent:
 
 
 def names(result: Any) -> list[str]:
-    return [m["name"] for m in result.chat_history if m["role"] != "tool"]
+    return [m.get("name") for m in result.chat_history if m["role"] != "tool"]
 
 
 def test_after_work_handoff_then_group_terminate():
@@ -43,7 +43,7 @@ def test_after_work_handoff_then_group_terminate():
 
     result, context, last = initiate_group_chat(pattern=pattern, messages="start", max_rounds=10, silent=True)
 
-    assert names(result) == ["_User", "a", "b"]
+    assert names(result) == [None, "a", "b"]
     assert result.summary == "b1"
     assert isinstance(context, ContextVariables)
     assert last is b
@@ -56,7 +56,7 @@ def test_default_group_after_work_terminates():
 
     result, _, _ = initiate_group_chat(DefaultPattern(a, [a]), "start", silent=True)
 
-    assert names(result) == ["_User", "a"]
+    assert names(result) == [None, "a"]
     assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
 
 
@@ -66,7 +66,7 @@ def test_revert_to_user_target_without_a_user_ends_the_chat():
 
     result, _, _ = initiate_group_chat(pattern, "start", silent=True)
 
-    assert names(result) == ["_User", "a"]
+    assert names(result) == [None, "a"]
     assert result.stop_reason.kind is StopKind.NO_USER_TO_REVERT_TO
 
 
@@ -89,7 +89,7 @@ def test_stay_target_and_agent_name_target():
 
     result, _, _ = initiate_group_chat(DefaultPattern(a, [a, b]), "start", max_rounds=3, silent=True)
 
-    assert names(result) == ["_User", "a", "a"]
+    assert names(result) == [None, "a", "a"]
     assert result.stop_reason.kind is StopKind.MAX_ROUND
 
 
@@ -115,7 +115,7 @@ def test_llm_condition_handoff_and_reply_result():
 
     result, context, last = initiate_group_chat(pattern, "help", silent=True)
 
-    assert names(result) == ["_User", "intake", "specialist"]
+    assert names(result) == [None, "intake", "specialist"]
     assert context.to_dict() == {"n": 1, "assessed": True, "priority": "high"}
     assert last is specialist
 
@@ -129,7 +129,7 @@ def test_llm_condition_tool_is_offered_to_the_model():
 
     assert a.client.requests[0].tools[0]["function"]["name"] == "transfer_to_b"
     assert a.client.requests[0].tools[0]["function"]["description"] == "Go to b."
-    assert names(result) == ["_User", "a", "b"]
+    assert names(result) == [None, "a", "b"]
 
 
 async def test_async_group_chat():
@@ -138,7 +138,7 @@ async def test_async_group_chat():
 
     result, _, last = await a_initiate_group_chat(DefaultPattern(a, [a, b]), "start", silent=True)
 
-    assert names(result) == ["_User", "a", "b"]
+    assert names(result) == [None, "a", "b"]
     assert last is b
 
 
@@ -155,11 +155,28 @@ def test_context_variables_behave_like_ag2s():
 
 def test_bad_targets_and_conditions():
     a = agent("a")
-    with pytest.raises(TypeError, match="after-work target"):
+    with pytest.raises(ValueError, match="after-work target"):
         a.handoffs.set_after_work(42)
     with pytest.raises(ValueError, match="non-empty condition"):
         OnCondition(AgentTarget(a), StringLLMCondition(""))
-    with pytest.raises(TypeError, match="must be an agent"):
+    with pytest.raises(ValueError, match="must be an agent"):
         OnCondition(TerminateTarget(), "end")
     with pytest.raises(TypeError, match="DefaultPattern"):
         initiate_group_chat("pattern", "hi")
+
+
+def test_group_manager_args_make_the_groups_manager():
+    writer = ConversableAgent("writer", llm_config=ScriptedModel(["done, stop"]), human_input_mode="NEVER")
+    editor = ConversableAgent("editor", llm_config=ScriptedModel(["never"]), human_input_mode="NEVER")
+    writer.handoffs.set_after_work(AgentTarget(editor))
+    pattern = DefaultPattern(
+        initial_agent=writer,
+        agents=[writer, editor],
+        group_manager_args={"is_termination_msg": lambda message: "stop" in (message["content"] or "")},
+    )
+
+    result, _, last = initiate_group_chat(pattern, "Write.", silent=True)
+
+    assert names(result) == [None, "writer"]
+    assert result.stop_reason.kind is StopKind.TERMINATION_MSG
+    assert last is writer

@@ -645,12 +645,25 @@ def test_a_silent_manager_silences_the_group_chat(abc, capsys):
 # bad input -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("agents", [[], "one"])
-def test_a_group_needs_at_least_two_agents(quiet_agent, agents):
-    agents = [quiet_agent("solo")] if agents == "one" else agents
+def test_a_group_of_one_runs_with_a_selection_callable_as_in_ag2(quiet_agent):
+    solo, user = quiet_agent("solo"), quiet_agent("user")
+    groupchat = GroupChat([solo], max_round=3, speaker_selection_method=lambda last, group: solo)
 
-    with pytest.raises(ValueError, match="agents must hold at least two agents, got"):
-        GroupChat(agents)
+    manager = GroupChatManager(groupchat, llm_config=False)
+    result = user.initiate_chat(manager, "hi", silent=True)
+
+    assert names(manager) == ["user", "solo", "solo"]
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+
+
+@pytest.mark.parametrize("agents", [[], "one"])
+def test_a_selection_method_by_name_needs_two_agents_when_the_chat_runs(quiet_agent, agents):
+    agents = [quiet_agent("solo")] if agents == "one" else agents
+    groupchat = GroupChat(agents, speaker_selection_method="round_robin")
+    user = quiet_agent("user")
+
+    with pytest.raises(ValueError, match=f"GroupChat is underpopulated with {len(agents)} agents"):
+        user.initiate_chat(GroupChatManager(groupchat, llm_config=False), "hi", silent=True)
 
 
 def test_duplicate_names_are_named(quiet_agent):

@@ -158,8 +158,8 @@ def test_an_agent_in_a_swarm_runs_a_nested_chat_and_hands_its_summary_back():
 
     result, _, _ = initiate_swarm_chat(researcher, "How to fix the wheel?", [researcher, writer], silent=True)
 
-    assert [(m["name"], m["content"]) for m in result.chat_history] == [
-        ("_User", "How to fix the wheel?"),
+    assert [(m.get("name"), m["content"]) for m in result.chat_history] == [
+        (None, "How to fix the wheel?"),
         ("researcher", "Use a torque wrench."),
         ("writer", "Report: use a torque wrench."),
     ]

@@ -35,7 +35,7 @@ def agent(name: str, *replies: Any, **kwargs: Any) -> SwarmAgent:
 
 def turns(result: ChatResult) -> list[str]:
     """Who spoke, one entry per round (an agent's tool results belong to its round)."""
-    return [message["name"] for message in result.chat_history if message["role"] != "tool"]
+    return [message.get("name") for message in result.chat_history if message["role"] != "tool"]
 
 
 def transfer(target: str) -> list[dict[str, Any]]:
@@ -56,7 +56,7 @@ def test_max_rounds_with_after_work_handoffs_counts_the_first_message():
     )
 
     # 1. user with "first message" > 2. agent_a > 3. agent_b > 4. agent_c > 5. agent_a > end
-    assert turns(result) == ["_User", "agent_a", "agent_b", "agent_c", "agent_a"]
+    assert turns(result) == [None, "agent_a", "agent_b", "agent_c", "agent_a"]
     assert [m["content"] for m in result.chat_history] == ["first message", "a1", "b1", "c1", "a2"]
     assert result.stop_reason.kind is StopKind.MAX_ROUND
     assert last is a
@@ -72,7 +72,7 @@ def test_max_rounds_with_tool_call_handoffs_counts_an_agents_tool_results_in_its
 
     result, _, last = initiate_swarm_chat(a, "first message", [a, b, c], max_rounds=5, silent=True)
 
-    assert turns(result) == ["_User", "agent_a", "agent_b", "agent_c", "agent_a"]
+    assert turns(result) == [None, "agent_a", "agent_b", "agent_c", "agent_a"]
     call_id = result.chat_history[1]["tool_calls"][0]["id"]
     assert result.chat_history[2] == {
         "role": "tool",
@@ -106,7 +106,7 @@ def test_the_model_sees_a_transfer_tool_described_by_the_condition():
         {"content": "You are triage.", "role": "system"},
         {"content": "My invoice is wrong", "role": "user", "name": "_User"},
     ]
-    assert turns(result) == ["_User", "triage", "billing"]
+    assert turns(result) == [None, "triage", "billing"]
     assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
     assert result.stop_reason.agent == "billing"
 
@@ -119,7 +119,7 @@ def test_terminate_after_work_ends_when_an_agent_replies_without_handing_off():
 
     result, _, last = initiate_swarm_chat(a, "hi", [a], silent=True)
 
-    assert turns(result) == ["_User", "a"]
+    assert turns(result) == [None, "a"]
     assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
     assert last is a
 
@@ -158,7 +158,7 @@ def test_revert_to_user_without_a_user_agent_ends_the_chat():
 
     result, _, _ = initiate_swarm_chat(a, "hi", [a], after_work=AFTER_WORK("REVERT_TO_USER"), silent=True)
 
-    assert turns(result) == ["_User", "a"]
+    assert turns(result) == [None, "a"]
     assert result.stop_reason.kind is StopKind.NO_USER_TO_REVERT_TO
     assert result.stop_reason.agent == "a"
 
@@ -170,7 +170,7 @@ def test_stay_lets_the_same_agent_speak_until_the_limit():
         a, "hi", [a], max_rounds=4, after_work=AFTER_WORK(AfterWorkOption.STAY), silent=True
     )
 
-    assert turns(result) == ["_User", "a", "a", "a"]
+    assert turns(result) == [None, "a", "a", "a"]
     assert result.stop_reason.kind is StopKind.MAX_ROUND
 
 
@@ -182,7 +182,7 @@ def test_agent_level_after_work_overrides_the_chat_level():
         a, "hi", [a, b], max_rounds=4, after_work=AFTER_WORK("STAY"), silent=True
     )
 
-    assert turns(result) == ["_User", "a", "b", "b"]
+    assert turns(result) == [None, "a", "b", "b"]
 
 
 def test_after_work_function_gets_the_seeds_four_arguments():
@@ -197,7 +197,7 @@ def test_after_work_function_gets_the_seeds_four_arguments():
         a, "hi", [a, b], context_variables={"k": 1}, after_work=route, silent=True
     )
 
-    assert turns(result) == ["_User", "a", "b"]
+    assert turns(result) == [None, "a", "b"]
     assert seen == [("a", 2, ["a", "b"], {"k": 1}), ("b", 3, ["a", "b"], {"k": 1})]
     assert result.stop_reason.kind is StopKind.NO_NEXT_SPEAKER
     assert "route returned None" in result.stop_reason.detail
@@ -211,14 +211,14 @@ def test_after_work_function_in_ag2_s_three_argument_form_and_returning_options(
 
     result, _, _ = initiate_swarm_chat(a, "hi", [a], after_work=AFTER_WORK(route), silent=True)
 
-    assert turns(result) == ["_User", "a", "a"]
+    assert turns(result) == [None, "a", "a"]
     assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
 
 
 def test_after_work_function_returning_nonsense_is_a_clear_error():
     a = agent("a", "a1")
 
-    with pytest.raises(TypeError, match="returned 42; it must return an agent"):
+    with pytest.raises(ValueError, match="returned 42; it must return an agent"):
         initiate_swarm_chat(a, "hi", [a], after_work=lambda *args: 42, silent=True)
 
 
@@ -250,7 +250,7 @@ def test_swarm_result_updates_context_and_hands_off():
         triage, "refund please", [triage, refunds], context_variables=context, silent=True
     )
 
-    assert turns(result) == ["_User", "triage", "refunds"]
+    assert turns(result) == [None, "triage", "refunds"]
     assert result.chat_history[2]["content"] == "Order A7 recorded for Ada."
     assert returned is context
     assert context == {"customer": "Ada", "order_id": "A7"}
@@ -284,7 +284,7 @@ def test_after_tool_results_without_a_handoff_the_same_agent_speaks_again():
 
     result, _, _ = initiate_swarm_chat(a, "weather?", [a], silent=True)
 
-    assert turns(result) == ["_User", "a", "a"]
+    assert turns(result) == [None, "a", "a"]
     assert [m["content"] for m in result.chat_history][2:] == ["Oslo: sunny", "It is sunny in Oslo."]
     assert a.client.requests[1].messages[-1] == {
         "role": "tool",
@@ -305,28 +305,34 @@ def test_several_handoffs_in_one_message_first_wins_and_the_others_are_told():
     assert responses[1]["content"] == (
         "Not transferred to c: an earlier call in the same message (transfer_to_b) already handed off to b."
     )
-    assert turns(result) == ["_User", "a", "b"]
+    assert turns(result) == [None, "a", "b"]
     assert last is b
 
 
-def test_a_swarm_result_naming_an_unknown_agent_becomes_a_tool_message_the_model_can_correct():
+def test_a_swarm_result_naming_an_unknown_agent_ends_the_chat_with_an_error_as_in_ag2():
     def escalate(team: str) -> SwarmResult:
         return SwarmResult(values="escalating", agent=team)
 
-    a = agent(
-        "a",
-        [tool_call("escalate", {"team": "legal"})],
-        [tool_call("escalate", {"team": "b"})],
-        functions=[escalate],
-    )
+    a = agent("a", [tool_call("escalate", {"team": "legal"})], functions=[escalate])
     b = agent("b", "b took over")
 
-    result, _, _ = initiate_swarm_chat(a, "help", [a, b], silent=True)
+    with pytest.raises(
+        ValueError, match=r"handoff to 'legal', which is not an agent of this chat \(a, b\)"
+    ) as caught:
+        initiate_swarm_chat(a, "help", [a, b], silent=True)
 
-    assert result.chat_history[2]["content"] == (
-        "Error: escalate cannot hand off: handoff to 'legal', which is not an agent of this chat (a, b)"
-    )
-    assert turns(result) == ["_User", "a", "a", "b"]
+    partial = caught.value.chat_result
+    assert [m.get("name") for m in partial.chat_history] == [None, "a"]
+    assert partial.stop_reason.kind is StopKind.ERROR
+
+
+def test_a_transfer_tool_the_model_invents_is_answered_with_a_tool_message():
+    a = agent("a", transfer("legal"), "sorry, I stay")
+
+    result, _, _ = initiate_swarm_chat(a, "help", [a], silent=True)
+
+    assert result.chat_history[2]["content"].startswith("Error: Function transfer_to_legal not found.")
+    assert turns(result) == [None, "a", "a"]
 
 
 def test_swarm_result_can_terminate():
@@ -339,7 +345,7 @@ def test_swarm_result_can_terminate():
         a, "done?", [a], after_work=AFTER_WORK(AfterWorkOption.STAY), silent=True
     )
 
-    assert turns(result) == ["_User", "a"]
+    assert turns(result) == [None, "a"]
     assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
     assert "handoff" in result.stop_reason.detail
 
@@ -431,8 +437,8 @@ def test_a_list_of_messages_resumes_the_conversation_with_the_initial_agent():
 
     result, _, _ = initiate_swarm_chat(a, history, [a, b], max_rounds=2, silent=True)
 
-    assert [(m["name"], m["content"]) for m in result.chat_history] == [
-        ("_User", "hello"),
+    assert [(m.get("name"), m["content"]) for m in result.chat_history] == [
+        (None, "hello"),
         ("a", "a-prev"),
         ("b", "b-prev"),
         ("a", "a resumed"),
@@ -461,7 +467,13 @@ async def test_async_swarm_runs_async_tools():
     ("kwargs", "error", "match"),
     [
         ({"agents": []}, ValueError, "non-empty list"),
-        ({"agents": ["a"]}, TypeError, "ConversableAgents"),
+        ({"agents": ["a"]}, ValueError, "ConversableAgents"),
+        ({"initial_agent": "a"}, ValueError, "initial_agent must be a ConversableAgent"),
+        ({"user_agent": "u"}, ValueError, "user_agent must be a ConversableAgent"),
+        ({"after_work": 5}, ValueError, "after_work must be an agent"),
+        ({"context_variables": 5}, ValueError, "context_variables must be a dict"),
+        ({"max_rounds": {"llm_config": False}}, ValueError, "pass swarm_manager_args by keyword"),
+        ({"swarm_manager_args": {"groupchat": 1}}, ValueError, "'groupchat' cannot be specified"),
         ({"max_rounds": 0}, ValueError, "max_rounds"),
         ({"messages": 5}, TypeError, "messages must be a string"),
         ({"messages": [{"name": "ghost", "content": "boo"}]}, ValueError, "named 'ghost'"),

@@ -155,13 +155,17 @@ def test_context_variables_is_hidden_from_the_model_and_injected():
     assistant = ConversableAgent(
         "assistant", llm_config=model, human_input_mode="NEVER", functions=[remember]
     )
-    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", functions=[remember])
-    user._context_variables = {"facts": ["water is wet"]}
+    start = {"facts": ["water is wet"]}
+    user = ConversableAgent(
+        "user", llm_config=False, human_input_mode="NEVER", functions=[remember], context_variables=start
+    )
 
     result = user.initiate_chat(assistant, "note this", max_turns=2, silent=True)
 
     assert result.chat_history[2]["content"] == "remembered 2 facts"
-    assert user._context_variables == {"facts": ["water is wet", "sky is blue"]}
+    assert user.context_variables == {"facts": ["water is wet", "sky is blue"]}
+    assert user.get_context("facts") == ["water is wet", "sky is blue"]
+    assert start == {"facts": ["water is wet"]}, "each chat starts from a copy of the agent's context"
     assert model.requests[0].tools[0]["function"]["parameters"]["properties"] == {"fact": {"type": "string"}}
 
 
@@ -301,7 +305,7 @@ def test_async_tools_also_run_concurrently_in_a_sync_chat():
     assert result.chat_history[2]["content"] == "x met\n\ny met"
 
 
-async def test_sync_tools_are_called_directly_unless_a_thread_is_asked_for():
+async def test_in_async_chats_sync_tools_run_in_a_worker_thread_unless_asked_not_to():
     threads: dict[str, str] = {}
 
     def here() -> str:
@@ -315,13 +319,28 @@ async def test_sync_tools_are_called_directly_unless_a_thread_is_asked_for():
     assistant, user, _ = make_pair([[tool_call("here"), tool_call("away")], "ok"])
     assistant.register_for_llm(description="Here.")(here)
     assistant.register_for_llm(description="Away.")(away)
-    user.register_for_execution()(here)
-    user.register_for_execution(in_thread=True)(away)
+    user.register_for_execution(in_thread=False)(here)
+    user.register_for_execution()(away)
 
     await user.a_initiate_chat(assistant, "go", max_turns=2, silent=True)
 
     assert threads["here"] == threading.current_thread().name
     assert threads["away"] != threading.current_thread().name
+
+
+def test_sync_chats_call_sync_tools_directly():
+    threads: list[str] = []
+
+    def here() -> str:
+        threads.append(threading.current_thread().name)
+        return "here"
+
+    assistant, user, _ = make_pair([[tool_call("here")], "ok"])
+    register_function(here, caller=assistant, executor=user, description="Here.")
+
+    user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert threads == [threading.current_thread().name]
 
 
 # errors go back to the model ------------------------------------------------------------------------

@@ -340,11 +340,11 @@ def test_chat_state_is_plain_json_data(quiet_agent):
     agent_b.update_max_consecutive_auto_reply(1)
     chat.run()
 
-    state = json.loads(json.dumps(chat.state()))
+    state = json.loads(json.dumps(chat.state.to_dict()))
     assert [m["name"] for m in state["messages"]] == ["agent_a", "agent_b", "agent_a"]
     assert state["context_variables"] == {"customer": "Ada"}
     assert state["last_speaker"] == "agent_a"
-    assert state["auto_reply_counters"] == {"agent_a": 1, "agent_b": 0}
+    assert state["auto_replies"] == {"agent_a": 1, "agent_b": 0}
     assert state["stop_reason"]["kind"] == "max_consecutive_auto_reply"
 
 

@@ -1,16 +1,28 @@
 """parley: conversations between LLM-backed agents, with AG2's classic API on one small engine."""
 
+from typing import TYPE_CHECKING, Any
+
 from parley.agent import Agent, ConversableAgent
 from parley.assistants import AssistantAgent, UserProxyAgent
 from parley.chat_result import ChatResult
 from parley.engine import Chat
+from parley.exceptions import (
+    AgentNameConflictError,
+    InvalidCarryOverTypeError,
+    NoEligibleSpeakerError,
+    SenderRequiredError,
+    UndefinedNextAgentError,
+)
 from parley.group import (
     AgentNameTarget,
     AgentTarget,
+    ContextExpression,
+    ContextStr,
     ContextVariables,
     DefaultPattern,
+    GroupManagerTarget,
     OnCondition,
-    ReplyResult,
+    OnContextCondition,
     RevertToUserTarget,
     StayTarget,
     StringLLMCondition,
@@ -19,8 +31,10 @@ from parley.group import (
     initiate_group_chat,
 )
 from parley.groupchat import GroupChat, GroupChatManager
+from parley.models.cache import Cache
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
+from parley.runners import Outcome, RayRunner, a_run_many, run_many
 from parley.swarm import (
     AFTER_WORK,
     ON_CONDITION,
@@ -28,17 +42,39 @@ from parley.swarm import (
     AfterWork,
     AfterWorkOption,
     SwarmAgent,
-    SwarmResult,
     UpdateSystemMessage,
     a_initiate_swarm_chat,
+    a_run_swarm,
     initiate_swarm_chat,
     register_hand_off,
+    run_swarm,
 )
 from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
 from parley.tools import Tool
 
+if TYPE_CHECKING:
+    from parley.group.results import ReplyResult, SwarmResult
+    from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
+
 __version__ = "0.1.0"
+
+#: Names loaded on first use: they are pydantic models, and ``import parley`` does not load pydantic.
+_LAZY = {
+    "LLMConfig": "parley.models.llm_config",
+    "OpenAILLMConfigEntry": "parley.models.llm_config",
+    "ReplyResult": "parley.group.results",
+    "SwarmResult": "parley.group.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'parley' has no attribute {name!r}")
+
 
 __all__ = [
     "AFTER_WORK",
@@ -47,22 +83,35 @@ __all__ = [
     "AfterWork",
     "AfterWorkOption",
     "Agent",
+    "AgentNameConflictError",
     "AgentNameTarget",
     "AgentTarget",
     "AssistantAgent",
+    "Cache",
     "Chat",
     "ChatResult",
+    "ContextExpression",
+    "ContextStr",
     "ContextVariables",
     "ConversableAgent",
     "DefaultPattern",
     "FunctionModel",
     "GroupChat",
     "GroupChatManager",
+    "GroupManagerTarget",
+    "InvalidCarryOverTypeError",
+    "LLMConfig",
     "ModelRequest",
+    "NoEligibleSpeakerError",
     "OnCondition",
+    "OnContextCondition",
+    "OpenAILLMConfigEntry",
+    "Outcome",
+    "RayRunner",
     "ReplyResult",
     "RevertToUserTarget",
     "ScriptedModel",
+    "SenderRequiredError",
     "StayTarget",
     "StopKind",
     "StopReason",
@@ -71,14 +120,19 @@ __all__ = [
     "SwarmResult",
     "TerminateTarget",
     "Tool",
+    "UndefinedNextAgentError",
     "UpdateSystemMessage",
     "UserProxyAgent",
     "a_initiate_group_chat",
     "a_initiate_swarm_chat",
+    "a_run_many",
+    "a_run_swarm",
     "initiate_chats",
     "initiate_group_chat",
     "initiate_swarm_chat",
     "register_function",
     "register_hand_off",
+    "run_many",
+    "run_swarm",
     "tool_call",
 ]

@@ -1,30 +1,50 @@
-"""Agents: ``ConversableAgent`` with AG2's classic API, and its reply-function chain."""
+"""Agents: ``ConversableAgent`` with AG2's classic API, and its reply-function chain.
+
+An agent is a definition (name, prompts, tools, handoffs, model, reply functions, hooks) that any number
+of chats use at once. What belongs to one conversation lives in that chat's state. AG2's read APIs on an
+agent (``chat_messages``, ``last_message``, ``context_variables``, ``get_context``...) read the chat the
+agent is serving, when called from inside one, and otherwise its latest chat (with that peer).
+"""
 
 from __future__ import annotations
 
 import inspect
 import itertools
+import os
+import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley.agent_base import Agent
+from parley.agent_base import Agent, check_protocol_agent
 from parley.chat_result import ChatResult
-from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, run_sync
+from parley.context_variables import ContextVariables
+from parley.durable import Durability, chat_id_of, durability
+from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
+from parley.events import Listener
+from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
+from parley.limits import Condition
 from parley.llm_reply import ModelReplyMixin
-from parley.messages import Message, View, content_str, to_logged, to_message
+from parley.messages import Message, View, as_own, content_str, to_logged, to_message
 from parley.models.base import ModelClient
-from parley.models.config import model_client_from_llm_config
+from parley.models.cache import using_cache
+from parley.models.config import model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
 from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
 from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
-from parley.tool_use import ToolUseMixin
+from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
+from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
+    from parley.run_response import AsyncRunResponse, RunOutcome, RunResponse
+
+_WHITESPACE = re.compile(r"\s")
 
 HumanInputMode = Literal["ALWAYS", "NEVER", "TERMINATE"]
 HUMAN_INPUT_MODES = ("ALWAYS", "NEVER", "TERMINATE")
@@ -46,8 +66,9 @@ def default_is_termination_msg(message: Message) -> bool:
 class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     """An agent that converses: it replies through an ordered chain of reply functions.
 
-    The default chain, first to last: the termination and human-input check, tool execution, the model.
-    Functions added with :meth:`register_reply` go before them (at ``position=0``).
+    The default chain, first to last: the termination and human-input check, legacy ``function_call``
+    execution, tool execution, the model. Functions added with :meth:`register_reply` go before them (at
+    ``position=0``).
 
     Args:
         name: the agent's name.
@@ -62,7 +83,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         default_auto_reply: the reply when no reply function produces one.
         description: what the agent does, for group chats (defaults to the system message).
         functions: functions the agent both offers to its model and executes.
-        context_variables: the agent's context variables outside of a chat.
+        context_variables: the context the chats this agent starts begin with (a copy each).
+        tool_timeout: the time limit, in seconds, of each tool call this agent executes (tools registered
+            with their own ``timeout`` keep it); ``None``: no limit.
     """
 
     DEFAULT_SYSTEM_MESSAGE = "You are a helpful AI Assistant."
@@ -85,6 +108,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         context_variables: dict[str, Any] | None = None,
         functions: list[Callable[..., Any]] | Callable[..., Any] | None = None,
         update_agent_state_before_reply: list[Callable[..., Any]] | Callable[..., Any] | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         if human_input_mode not in HUMAN_INPUT_MODES:
             raise ValueError(f"human_input_mode must be one of {HUMAN_INPUT_MODES}, not {human_input_mode!r}")
@@ -113,27 +137,48 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._default_auto_reply = default_auto_reply
         self.silent = silent
         self._code_execution_config = code_execution_config
+        llm_config = resolve_llm_config(llm_config)
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
+        if self.client is not None and _WHITESPACE.search(name):
+            raise ValueError(
+                f"The name of an agent with a model cannot contain whitespace (model APIs reject such "
+                f"names). The name provided is: {name!r}"
+            )
         self._views: dict[Agent, View] = {}
-        self._consecutive_auto_reply_counter: defaultdict[Agent | None, int] = defaultdict(int)
+        self._last_chat: Chat | None = None
+        self._loose_auto_replies: defaultdict[Agent | None, int] = defaultdict(int)
         self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(
             self.max_consecutive_auto_reply
         )
         self.reply_at_receive: defaultdict[Agent | None, bool] = defaultdict(bool)
         self._function_map: dict[str, Tool] = {}
         self._llm_tools: dict[str, Tool] = {}
+        self._offered: dict[str, dict[str, Any]] = {}
+        self._function_style: set[str] = set()
         self._llm_tool_schemas: list[dict[str, Any]] | None = None
         self._hooks: dict[str, list[Callable[..., Any]]] | None = None
         self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
-        self._chat: Chat | None = None
-        self._context_variables: dict[str, Any] = {} if context_variables is None else context_variables
-        self._stop_reason: StopReason | None = None
-        self._human_input: list[str] = []
+        self._context_variables: dict[str, Any] = (
+            ContextVariables.empty() if context_variables is None else context_variables
+        )
+        if tool_timeout is not None and (
+            isinstance(tool_timeout, bool)
+            or not isinstance(tool_timeout, int | float)
+            or not tool_timeout > 0
+        ):
+            raise ValueError(f"tool_timeout must be a positive number of seconds, not {tool_timeout!r}")
+        self.tool_timeout: float | None = tool_timeout
         self._handoffs: Handoffs | None = None
-        self._handoff_requested: Any = None
+        self._tools_version = 0
         self._runs_own_tools = False
         self._usage_summary: UsageSummary | None = None
+        if (
+            self.llm_config
+            and isinstance(llm_config, dict)
+            and ("tools" in llm_config or "functions" in llm_config)
+        ):
+            self._offer_from_llm_config()
         for tool_name, function in (function_map or {}).items():
             self._function_map[tool_name] = as_tool(function, name=tool_name)
         for function in [functions] if callable(functions) else functions or []:
@@ -162,6 +207,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 reply_entry([Agent, None], func, None, None, False, twin)
                 for func, twin in (
                     (agent.check_termination_and_human_reply, agent.a_check_termination_and_human_reply),
+                    (agent.generate_function_call_reply, agent.a_generate_function_call_reply),
                     (agent.generate_tool_calls_reply, agent.a_generate_tool_calls_reply),
                     (agent.generate_oai_reply, agent.a_generate_oai_reply),
                 )
@@ -173,12 +219,34 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     @property
     def system_message(self) -> str:
-        """The system message sent with every model request."""
+        """The system message sent with every model request (in the chat being served, if it changed it)."""
+        chat = current_chat.get()
+        if chat is not None:
+            changed = chat.state.system_messages.get(self.name)
+            if changed is not None:
+                return changed
         return str(self._oai_system_message[0]["content"])
 
     def update_system_message(self, system_message: str) -> None:
-        """Replace the system message (takes effect from the next model request)."""
-        self._oai_system_message[0] = {"content": system_message, "role": "system"}
+        """Replace the system message, from the next model request on.
+
+        Inside a chat (a tool, a hook, ``UPDATE_SYSTEM_MESSAGE``) it changes the agent's system message in
+        that chat only; outside, for the chats it takes part in from then on.
+        """
+        if not isinstance(system_message, str):
+            raise TypeError(f"system_message must be a string, not {type(system_message).__name__}")
+        chat = current_chat.get()
+        if chat is not None and chat.by_name.get(self.name) is self:
+            chat.state.system_messages[self.name] = system_message
+        else:
+            self._oai_system_message[0] = {"content": system_message, "role": "system"}
+
+    def _system_messages(self, chat: Chat | None) -> list[Message]:
+        if chat is not None:
+            changed = chat.state.system_messages.get(self.name)
+            if changed is not None:
+                return [{"content": changed, "role": "system"}]
+        return self._oai_system_message
 
     def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
         """The auto-reply limit, for ``sender`` if given."""
@@ -196,25 +264,52 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self._max_consecutive_auto_reply_dict[sender] = value
 
     def reset_consecutive_auto_reply_counter(self, sender: Agent | None = None) -> None:
-        """Reset the auto-reply counter, for all senders or one."""
+        """Reset the auto-reply counter (in the chat being served, or the latest), for all senders or one."""
+        chat = current_chat.get() or self._last_chat
+        if chat is not None:
+            chat.state.auto_replies.pop(self.name, None)
         if sender is None:
-            self._consecutive_auto_reply_counter.clear()
+            self._loose_auto_replies.clear()
         else:
-            self._consecutive_auto_reply_counter[sender] = 0
+            self._loose_auto_replies[sender] = 0
+
+    def _auto_replies(self, sender: Agent | None) -> tuple[dict[Any, int], Any]:
+        """The auto-reply counters to use and this agent's key in them: the chat's, inside a chat."""
+        chat = current_chat.get()
+        if chat is not None:
+            return chat.state.auto_replies, self.name
+        return self._loose_auto_replies, sender
 
     # ------------------------------------------------------------------------------------------------
     # views of conversations
 
+    def _find_view(self, peer: Agent) -> View | None:
+        """This agent's view of its conversation with ``peer``: in the chat being served, else the latest."""
+        chat = current_chat.get()
+        if chat is not None and chat.peers.get(self) is peer:
+            return chat.views[self]
+        return self._views.get(peer)
+
     def _view(self, peer: Agent) -> View:
-        view = self._views.get(peer)
+        """Like :meth:`_find_view`, starting an empty view if there is none."""
+        view = self._find_view(peer)
         if view is None:
             view = self._views[peer] = View(for_model=self.client is not None)
         return view
 
+    def _joined(self, chat: Chat) -> None:
+        """Point this agent's read APIs at ``chat``, its latest."""
+        self._views[chat.peers[self]] = chat.views[self]
+        self._last_chat = chat
+
     @property
     def chat_messages(self) -> defaultdict[Agent, list[Message]]:
-        """``{peer: messages}``: this agent's view of each conversation it has had."""
-        return defaultdict(list, {peer: view.messages for peer, view in self._views.items()})
+        """``{peer: messages}``: this agent's view of its latest conversation with each peer."""
+        views = dict(self._views)
+        chat = current_chat.get()
+        if chat is not None and self in chat.views:
+            views[chat.peers[self]] = chat.views[self]
+        return defaultdict(list, {peer: view.messages for peer, view in views.items()})
 
     def _view_messages(self, sender: Agent | None) -> list[Message]:
         return self._view(sender).messages if sender is not None else []
@@ -225,6 +320,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def last_message(self, agent: Agent | None = None) -> Message | None:
         """The last message of the conversation with ``agent`` (the only one, if ``agent`` is None)."""
+        chat = current_chat.get()
+        if agent is None and chat is not None and self in chat.views:
+            agent = chat.peers[self]
         if agent is None:
             if not self._views:
                 return None
@@ -234,9 +332,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 )
             view = next(iter(self._views.values()))
         else:
-            if agent not in self._views:
+            if agent not in self._views and not (chat is not None and chat.peers.get(self) is agent):
                 raise KeyError(f"{self.name} has had no conversation with {agent.name}")
-            view = self._views[agent]
+            view = self._view(agent)
         return view.messages[-1] if view.messages else None
 
     def clear_history(
@@ -351,17 +449,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             )
         register_nested_chats(self, chat_queue, trigger, position=position, use_async=use_async)
 
-    def _take_handoff(self) -> Any:
-        handoff, self._handoff_requested = self._handoff_requested, None
-        return handoff
-
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
         hook_lists = self._hooks
         if hook_lists is not None:
             for hook in hook_lists["update_agent_state"]:
                 hook(self, messages)
-        if self._handoffs is not None and self._handoffs.llm_conditions:
-            self._handoffs.refresh(self, messages)
         if hook_lists is None:
             return messages
         hooks = hook_lists["process_last_received_message"]
@@ -390,11 +482,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        self._stop_reason = None
-        messages = self._prepare_messages(messages)
+        if self._hooks is not None:
+            messages = self._prepare_messages(messages)
+        last = messages[-1] if messages else _NO_MESSAGE
+        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
+        if exclude:
+            skip = skip.union(exclude)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if entry["is_async"] or reply_func in exclude:
+            if entry["is_async"] or reply_func in skip:
                 continue
             if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
@@ -417,11 +513,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("a_generate_reply needs messages or a sender")
             messages = self._view(sender).messages
-        self._stop_reason = None
-        messages = self._prepare_messages(messages)
+        if self._hooks is not None:
+            messages = self._prepare_messages(messages)
+        last = messages[-1] if messages else _NO_MESSAGE
+        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
+        if exclude:
+            skip = skip.union(exclude)
         for entry in self._reply_func_list:
             reply_func = entry["reply_func"]
-            if reply_func in exclude:
+            if reply_func in skip:
                 continue
             if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
                 continue
@@ -435,56 +535,80 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return self._default_auto_reply
 
     def _note_final_none(self, reply_func: ReplyFunction) -> None:
-        if self._stop_reason is None:
-            self._stop_reason = StopReason(
-                StopKind.REPLY_FUNC_FINAL_NONE,
-                f"Reply function {function_name(reply_func)} of {self.name} returned a final None",
-                self.name,
+        chat = current_chat.get()
+        if chat is not None:
+            chat.note_reply_stop(
+                self,
+                StopReason(
+                    StopKind.REPLY_FUNC_FINAL_NONE,
+                    f"Reply function {function_name(reply_func)} of {self.name} returned a final None",
+                    self.name,
+                ),
             )
-
-    def _pop_stop_reason(self) -> StopReason:
-        reason = self._stop_reason or StopReason(
-            StopKind.REPLY_FUNC_FINAL_NONE, f"{self.name} produced no reply", self.name
-        )
-        self._stop_reason = None
-        return reason
 
     def _take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
-        messages = self._views[peer].messages
+        messages = chat.views[self].messages
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = self._own_tool_reply(messages)
+            if reply is OVER_BUDGET:
+                return None
         if reply is None:
             reply = self.generate_reply(messages, peer)
-        return None if reply is None else self._outgoing(reply, peer)
+        if reply is not None and self._hooks is not None:
+            reply = self._outgoing(reply, peer, chat.silent)
+        return reply
 
     async def _a_take_turn(self, chat: Chat) -> Any:
         peer = chat.peers[self]
-        messages = self._views[peer].messages
+        messages = chat.views[self].messages
         reply: str | dict[str, Any] | None = None
         if self._runs_own_tools and messages and messages[-1].get("tool_calls"):
             reply = await self._a_own_tool_reply(messages)
+            if reply is OVER_BUDGET:
+                return None
         if reply is None:
             reply = await self.a_generate_reply(messages, peer)
-        return None if reply is None else self._outgoing(reply, peer)
+        if reply is not None and self._hooks is not None:
+            reply = self._outgoing(reply, peer, chat.silent)
+        return reply
 
-    def _outgoing(self, reply: Any, recipient: Agent) -> Any:
+    def _outgoing(self, reply: Any, recipient: Agent, silent: bool | None) -> Any:
+        """A message on its way to ``recipient``, through the ``process_message_before_send`` hooks
+        (told ``silent``, unless the agent's own ``silent`` overrides it)."""
         if self._hooks is not None:
+            if self.silent is not None:
+                silent = self.silent
             for hook in self._hooks["process_message_before_send"]:
-                reply = hook(sender=self, message=reply, recipient=recipient, silent=False)
+                reply = hook(sender=self, message=reply, recipient=recipient, silent=silent)
         return reply
 
     # ------------------------------------------------------------------------------------------------
     # context variables
 
+    @property
+    def context_variables(self) -> dict[str, Any]:
+        """The context variables of the chat being served (from inside a chat), else of this agent's latest
+        chat, else those its chats begin with. Setting it sets the latter."""
+        chat = current_chat.get() or self._last_chat
+        return self._context_variables if chat is None else chat.state.context_variables
+
+    @context_variables.setter
+    def context_variables(self, context_variables: dict[str, Any]) -> None:
+        if not isinstance(context_variables, dict):
+            kind = type(context_variables).__name__
+            raise TypeError(f"context_variables must be a dict or ContextVariables, not {kind}")
+        self._context_variables = context_variables
+        self._last_chat = None
+
     def get_context(self, key: str, default: Any = None) -> Any:
-        """A context variable of the chat this agent is in."""
-        return self._context_variables.get(key, default)
+        """A context variable (see :attr:`context_variables`)."""
+        return self.context_variables.get(key, default)
 
     def set_context(self, key: str, value: Any) -> None:
-        """Set a context variable of the chat this agent is in."""
-        self._context_variables[key] = value
+        """Set a context variable (see :attr:`context_variables`)."""
+        self.context_variables[key] = value
 
     # ------------------------------------------------------------------------------------------------
     # sending and receiving
@@ -496,7 +620,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         request_reply: bool | None = None,
         silent: bool | None = False,
     ) -> None:
-        """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks."""
+        """Send ``message`` to ``recipient``; it replies if ``request_reply`` (or reply_at_receive) asks.
+
+        The message goes through the ``process_message_before_send`` hooks, and continues the latest
+        conversation between the two agents. ``recipient`` may be any agent that implements AG2's
+        ``Agent`` protocol (``name``, ``receive``, ``generate_reply``): its ``receive`` gets the message.
+        """
+        message = self._outgoing(message, recipient, silent)
+        if not isinstance(recipient, ConversableAgent):
+            self._send_to_protocol_agent(message, recipient)
+            recipient.receive(message, self, request_reply, silent)
+            return
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
         chat.play()
@@ -509,6 +643,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool | None = False,
     ) -> None:
         """Async twin of :meth:`send`."""
+        message = self._outgoing(message, recipient, silent)
+        if not isinstance(recipient, ConversableAgent):
+            self._send_to_protocol_agent(message, recipient)
+            await recipient.a_receive(message, self, request_reply, silent)
+            return
         chat = self._raw_chat(recipient, request_reply, silent)
         chat.append(to_message(message), self)
         await chat.a_play()
@@ -521,6 +660,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool | None = False,
     ) -> None:
         """Take ``message`` from ``sender`` into this agent's view, and reply if asked to."""
+        if not isinstance(sender, ConversableAgent):
+            reply = self._reply_to_protocol_agent(message, sender, request_reply)
+            if reply is not None:
+                self.send(reply, sender, silent=silent)
+            return
         chat = self._received(message, sender, request_reply, silent)
         if chat is not None:
             chat.play()
@@ -533,16 +677,37 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         silent: bool | None = False,
     ) -> None:
         """Async twin of :meth:`receive`."""
+        if not isinstance(sender, ConversableAgent):
+            check_protocol_agent(sender, "sender")
+            self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+            if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+                return
+            reply = await self.a_generate_reply(self._view(sender).messages, sender)
+            if reply is not None:
+                await self.a_send(reply, sender, silent=silent)
+            return
         chat = self._received(message, sender, request_reply, silent)
         if chat is not None:
             await chat.a_play()
 
+    def _send_to_protocol_agent(self, message: Any, recipient: Any) -> None:
+        """Keep a message to an agent outside the engine (AG2's ``Agent`` protocol) in this agent's view."""
+        check_protocol_agent(recipient, "recipient")
+        self._view(recipient).add(as_own(to_logged(message, self.name, parameter="message")))
+        self.reply_at_receive[recipient] = True
+
+    def _reply_to_protocol_agent(self, message: Any, sender: Any, request_reply: bool | None) -> Any:
+        """Take a message from an agent outside the engine into this agent's view; the reply, if asked."""
+        check_protocol_agent(sender, "sender")
+        self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+        if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+            return None
+        return self.generate_reply(self._view(sender).messages, sender)
+
     def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
-        if not isinstance(recipient, ConversableAgent):
-            raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
         requested = request_reply if request_reply is not None else recipient.reply_at_receive[self]
         rule = RepliesOnReceive(self, recipient, requested=bool(requested))
-        return Chat({self: recipient, recipient: self}, rule, silent=bool(silent), report_stop=False)
+        return self._conversation(recipient, rule, silent)
 
     def _received(
         self,
@@ -555,9 +720,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         requested = request_reply if request_reply is not None else self.reply_at_receive[sender]
         if not requested:
             return None
-        rule = RepliesOnReceive(sender, self, requested=True)
-        chat = Chat({self: sender, sender: self}, rule, silent=bool(silent), report_stop=False)
+        chat = self._conversation(sender, RepliesOnReceive(sender, self, requested=True), silent)
         chat.last_speaker = sender
+        chat.state.last_speaker = sender.name
+        return chat
+
+    def _conversation(self, peer: ConversableAgent, rule: RepliesOnReceive, silent: bool | None) -> Chat:
+        """A chat continuing this agent's latest conversation with ``peer`` (``send``/``receive``)."""
+        views = {self: self._view(peer), peer: peer._view(self)}
+        chat = Chat({self: peer, peer: self}, rule, silent=bool(silent), report_stop=False, views=views)
+        self._joined(chat)
+        peer._joined(chat)
         return chat
 
     # ------------------------------------------------------------------------------------------------
@@ -573,6 +746,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         clear_history: bool = True,
         silent: bool | None = False,
         cache: Any = None,
+        *,
+        store: Any = None,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
+        stop_when: Condition | Sequence[Condition] | None = None,
+        trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Start a chat with ``recipient`` with ``message``, and run it until a rule ends it.
@@ -585,13 +764,22 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             summary_method: ``"last_msg"``, ``"reflection_with_llm"``, or
                 ``(sender, recipient, summary_args) -> str``.
             summary_args: e.g. ``{"summary_prompt": ...}`` for ``reflection_with_llm``.
-            clear_history: start from an empty conversation.
+            clear_history: start from an empty conversation (else continue the latest one between the two).
             silent: do not print the conversation.
+            store: keep the chat in this store (a URL such as ``"sqlite:///chats.db"``, or a store
+                object): it survives a crash, and the same call continues it (see docs/durability.md).
+            chat_id: the chat's id; with ``store``, the chat to continue if it exists.
+            listeners: functions that get this chat's events.
+            trace: a JSONL file to append this chat's events to (and those of chats started inside it);
+                ``parley view`` shows it.
+            stop_when: stop conditions and budgets, combined with ``|`` and ``&`` (:mod:`parley.limits`):
+                ``MaxTokens(50_000) | MaxCost(0.5) | MaxTime(120)``.
             **kwargs: ``carryover`` (text or list appended to the message as context).
 
         Returns:
             ChatResult with ``stop_reason`` saying which rule ended the chat.
         """
+        recipient = _participant(recipient)
         for agent in (self, recipient):
             unusable = agent._async_reply_functions_unusable_in_sync_chat()
             if unusable:
@@ -599,13 +787,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     f"{agent.name} has async reply functions {unusable}: run the chat with a_initiate_chat, "
                     "or register them with ignore_async_in_sync_chat=True"
                 )
-        chat, summary_args = self._open_chat(
-            recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
+        opening = _Opening(
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        if message is None and max_turns != 0:
-            chat.append(run_sync(self._initial_from_human(chat, kwargs, sync=True)), self)
-        chat.play()
-        return run_sync(self._close_chat(chat, recipient, summary_method, summary_args, sync=True))
+        listeners = [*listeners, *trace_listeners(trace)]
+        with durability(store, chat_id) as durable, using_cache(cache):
+            chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
+            if not (durable is not None and durable.finished):
+                if chat.state.rounds == 0 and message is None and max_turns != 0:
+                    chat.append(run_sync(self._initial_from_human(chat, kwargs, sync=True)), self)
+                chat.play()
+            return run_sync(self._close_chat(chat, recipient, opening, sync=True))
 
     async def a_initiate_chat(
         self,
@@ -617,39 +809,48 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         clear_history: bool = True,
         silent: bool | None = False,
         cache: Any = None,
+        *,
+        store: Any = None,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
+        stop_when: Condition | Sequence[Condition] | None = None,
+        trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
-        chat, summary_args = self._open_chat(
-            recipient, message, max_turns, summary_method, summary_args, clear_history, silent, kwargs
+        recipient = _participant(recipient)
+        opening = _Opening(
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        if message is None and max_turns != 0:
-            chat.append(await self._initial_from_human(chat, kwargs, sync=False), self)
-        await chat.a_play()
-        return await self._close_chat(chat, recipient, summary_method, summary_args, sync=False)
+        listeners = [*listeners, *trace_listeners(trace)]
+        with durability(store, chat_id) as durable, using_cache(cache):
+            chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
+            if not (durable is not None and durable.finished):
+                if chat.state.rounds == 0 and message is None and max_turns != 0:
+                    chat.append(await self._initial_from_human(chat, kwargs, sync=False), self)
+                await chat.a_play()
+            return await self._close_chat(chat, recipient, opening, sync=False)
 
     def _open_chat(
         self,
         recipient: ConversableAgent,
-        message: Any,
-        max_turns: int | None,
-        summary_method: SummaryMethod,
-        summary_args: dict[str, Any] | None,
-        clear_history: bool,
-        silent: bool | None,
-        kwargs: dict[str, Any],
-    ) -> tuple[Chat, dict[str, Any]]:
-        if not isinstance(recipient, ConversableAgent):
-            raise TypeError(f"recipient must be a ConversableAgent, not {recipient!r}")
-        if recipient.name == self.name:
-            raise ValueError(f"two agents in one chat share the name {self.name!r}; names must be unique")
+        opening: _Opening,
+        durable: Durability | None,
+        chat_id: str | None,
+        listeners: Sequence[Listener],
+    ) -> Chat:
+        if recipient.name == self.name and not (recipient is self and _is_group_manager(self)):
+            raise AgentNameConflictError(
+                f"two agents in one chat share the name {self.name!r}; names must be unique"
+            )
+        max_turns, message = opening.max_turns, opening.message
         if max_turns is not None and (
             not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 0
         ):
             raise ValueError(f"max_turns must be None or a non-negative int, not {max_turns!r}")
-        check_summary_method(summary_method)
-        if summary_args is not None and not isinstance(summary_args, dict):
-            raise TypeError(f"summary_args must be a dict, not {summary_args!r}")
+        check_summary_method(opening.summary_method)
+        if opening.summary_args is not None and not isinstance(opening.summary_args, dict):
+            raise TypeError(f"summary_args must be a dict, not {opening.summary_args!r}")
         if message is not None and not (isinstance(message, str | dict) or callable(message)):
             raise TypeError(
                 f"message must be a string, a message dict or a callable, not {type(message).__name__}"
@@ -657,11 +858,22 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if isinstance(message, dict):
             to_message(message)
         chat = recipient._chat_started_by(
-            self, max_turns=max_turns, clear_history=clear_history, silent=bool(silent)
+            self,
+            max_turns=max_turns,
+            clear_history=opening.clear_history or (durable is not None and durable.resuming),
+            silent=bool(opening.silent),
+            chat_id=chat_id_of(durable, chat_id),
+            listeners=listeners,
+            stop_when=opening.stop_when,
         )
-        if max_turns != 0 and message is not None:
-            chat.append(self._initial_message(message, recipient, kwargs), self)
-        return chat, dict(summary_args or {})
+        if durable is not None:
+            durable.attach(chat, chat.state.shape, [*chat.peers])
+        for agent in chat.peers:
+            agent._joined(chat)
+        if chat.state.rounds == 0 and max_turns != 0 and message is not None:
+            initial = self._initial_message(message, recipient, opening.kwargs)
+            chat.append(self._outgoing(initial, chat.peers[self], chat.silent), self)
+        return chat
 
     def _initial_message(self, message: Any, recipient: ConversableAgent, kwargs: dict[str, Any]) -> Any:
         if callable(message) and not isinstance(message, str | dict):
@@ -671,67 +883,259 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     f"the message callable returned {type(message).__name__}, not a string or dict"
                 )
             return message
+        return self.generate_init_message(message, **kwargs)
+
+    def generate_init_message(
+        self, message: str | dict[str, Any] | None = None, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """The first message of a chat this agent starts: ``message`` with the ``carryover`` of earlier
+        chats appended as context (``None``: the human is asked for it). ``initiate_chat`` calls it, so a
+        subclass may change what a chat starts with.
+
+        Raises:
+            TypeError: ``message`` is not a string or a message dict, or the carryover is neither a
+                string nor a list.
+        """
+        if message is None:
+            message = run_sync(self._ask_human(">", True))
+        if not isinstance(message, str | dict):
+            raise TypeError(f"message must be a string or a message dict, not {type(message).__name__}")
+        return _with_carryover(message, kwargs.get("carryover"))
+
+    async def a_generate_init_message(
+        self, message: str | dict[str, Any] | None = None, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        """Async twin of :meth:`generate_init_message`."""
+        if message is None:
+            message = await self._ask_human(">", False)
+        if not isinstance(message, str | dict):
+            raise TypeError(f"message must be a string or a message dict, not {type(message).__name__}")
         return _with_carryover(message, kwargs.get("carryover"))
 
     async def _initial_from_human(self, chat: Chat, kwargs: dict[str, Any], *, sync: bool) -> Any:
-        reply = await self._ask_human(">", sync)
-        chat.human_input.append(reply)
+        reply = await self._ask_human(">", sync, chat)
         return _with_carryover(reply, kwargs.get("carryover"))
 
     def _chat_started_by(
-        self, initiator: ConversableAgent, *, max_turns: int | None, clear_history: bool, silent: bool
+        self,
+        initiator: ConversableAgent,
+        *,
+        max_turns: int | None,
+        clear_history: bool,
+        silent: bool,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         """The chat ``initiator.initiate_chat(self, ...)`` runs; the initiator then appends its message.
 
         A two-agent chat by default; a group chat manager returns its group chat instead.
         """
-        initiator._prepare_chat(self, clear_history)
-        self._prepare_chat(initiator, clear_history)
         initiator.reply_at_receive[self] = max_turns is None
+        self.reply_at_receive[initiator] = True
         conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
+        views = None if clear_history else {initiator: initiator._view(self), self: self._view(initiator)}
         return Chat(
             {initiator: self, self: initiator},
             Alternating(initiator, self),
             conditions=conditions,
-            context_variables=initiator._context_variables,
+            context_variables=initiator._context_variables.copy(),
             silent=silent,
+            listeners=listeners,
+            chat_id=chat_id,
+            views=views,
+            stop_when=stop_when,
         )
 
-    def _prepare_chat(self, recipient: ConversableAgent, clear_history: bool) -> None:
-        self.reset_consecutive_auto_reply_counter(recipient)
-        self.reply_at_receive[recipient] = True
-        if clear_history:
-            self.clear_history(recipient)
-            self._human_input = []
-
     async def _close_chat(
-        self,
-        chat: Chat,
-        recipient: ConversableAgent,
-        summary_method: SummaryMethod,
-        summary_args: dict[str, Any],
-        *,
-        sync: bool,
+        self, chat: Chat, recipient: ConversableAgent, opening: _Opening, *, sync: bool
     ) -> ChatResult:
-        saved = self._chat
-        self._chat = chat
-        result = chat.result(self._view(recipient).messages)
+        result = chat.result(chat.views[self].messages if self in chat.views else None, cost=False)
+        if chat.state.summary is not None:
+            result.cost = chat.state.usage.to_dict()
+            return result
+        token = current_chat.set(chat)
         try:
-            result.summary = await summarize(self, recipient, summary_method, summary_args, sync=sync)
+            summary = await summarize(
+                self, recipient, opening.summary_method, dict(opening.summary_args or {}), sync=sync
+            )
+            if sync:
+                chat.finish(summary)
+            else:
+                await chat.a_finish(summary)
         except Exception as error:
+            result.cost = chat.state.usage.to_dict()
             attach_partial_result(error, result)
             raise
         finally:
-            self._chat = saved
-        result.cost = chat.usage.to_dict()
+            current_chat.reset(token)
+        result.summary = summary
+        result.cost = chat.state.usage.to_dict()
         return result
+
+    # ------------------------------------------------------------------------------------------------
+    # AG2's run API
+
+    def run(
+        self,
+        recipient: Any = None,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        max_turns: int | None = None,
+        summary_method: SummaryMethod = "last_msg",
+        summary_args: dict[str, Any] | None = None,
+        message: str | dict[str, Any] | Callable[..., Any] | None = None,
+        executor_kwargs: dict[str, Any] | None = None,
+        tools: Tool | list[Tool] | None = None,
+        user_input: bool | None = False,
+        msg_to: str | None = "agent",
+        **kwargs: Any,
+    ) -> RunResponse:
+        """Start a chat in a worker thread and return at once; ``response.process()`` prints it as it goes.
+
+        With a ``recipient``, this agent chats with it (``initiate_chat``'s arguments). Without one, a
+        ``user`` agent is made for the run: it executes this agent's tools and ``tools``, answers with
+        its human if ``user_input`` (else never), ends on a message containing ``TERMINATE``, and either
+        sends ``message`` to this agent (``msg_to="agent"``) or receives it (``"user"``).
+        ``executor_kwargs`` are that agent's further arguments.
+
+        Returns:
+            A :class:`~parley.run_response.RunResponse`: its ``messages``, ``summary``, ``cost`` and
+            ``last_speaker`` are the chat's once it has finished.
+        """
+        from parley.run_response import RunResponse
+
+        plan = self._run_plan(
+            recipient, clear_history, silent, max_turns, summary_method, summary_args, message, kwargs
+        )
+        executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
+
+        def start(listener: Listener) -> RunOutcome:
+            with self._run_tools(executor, tools):
+                if executor is None:
+                    result = self.initiate_chat(recipient, listeners=[listener], **plan)
+                elif msg_to == "user":
+                    result = self.initiate_chat(executor, listeners=[listener], **plan)
+                else:
+                    result = executor.initiate_chat(self, listeners=[listener], **plan)
+            return self._run_outcome(result, recipient)
+
+        return RunResponse(start, [self] if recipient is None else [self, recipient])
+
+    async def a_run(
+        self,
+        recipient: Any = None,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        max_turns: int | None = None,
+        summary_method: SummaryMethod = "last_msg",
+        summary_args: dict[str, Any] | None = None,
+        message: str | dict[str, Any] | Callable[..., Any] | None = None,
+        executor_kwargs: dict[str, Any] | None = None,
+        tools: Tool | list[Tool] | None = None,
+        user_input: bool | None = False,
+        msg_to: str | None = "agent",
+        **kwargs: Any,
+    ) -> AsyncRunResponse:
+        """Async twin of :meth:`run`: the chat runs in a task on the running event loop; await the
+        response's ``process()`` and attributes."""
+        from parley.run_response import AsyncRunResponse
+
+        plan = self._run_plan(
+            recipient, clear_history, silent, max_turns, summary_method, summary_args, message, kwargs
+        )
+        executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
+
+        async def start(listener: Listener) -> RunOutcome:
+            with self._run_tools(executor, tools):
+                if executor is None:
+                    result = await self.a_initiate_chat(recipient, listeners=[listener], **plan)
+                elif msg_to == "user":
+                    result = await self.a_initiate_chat(executor, listeners=[listener], **plan)
+                else:
+                    result = await executor.a_initiate_chat(self, listeners=[listener], **plan)
+            return self._run_outcome(result, recipient)
+
+        return AsyncRunResponse(start, [self] if recipient is None else [self, recipient])
+
+    def _run_plan(
+        self,
+        recipient: Any,
+        clear_history: bool,
+        silent: bool | None,
+        max_turns: int | None,
+        summary_method: SummaryMethod,
+        summary_args: dict[str, Any] | None,
+        message: Any,
+        kwargs: dict[str, Any],
+    ) -> dict[str, Any]:
+        check_summary_method(summary_method)
+        plan: dict[str, Any] = {
+            "message": message,
+            "clear_history": clear_history,
+            "max_turns": max_turns,
+            "summary_method": summary_method,
+            "summary_args": summary_args,
+            "silent": True,
+        }
+        if recipient is not None:
+            plan.update(kwargs)
+        return plan
+
+    def _run_executor(
+        self, executor_kwargs: dict[str, Any] | None, user_input: bool | None
+    ) -> ConversableAgent:
+        """The ``user`` agent of a run without a recipient."""
+        arguments = dict(executor_kwargs or {})
+        arguments.setdefault("is_termination_msg", _mentions_terminate)
+        arguments.setdefault("llm_config", False)
+        return ConversableAgent("user", human_input_mode="ALWAYS" if user_input else "NEVER", **arguments)
+
+    @contextmanager
+    def _run_tools(
+        self, executor: ConversableAgent | None, tools: Tool | list[Tool] | None
+    ) -> Iterator[None]:
+        """For a run with a ``user`` agent: it executes this agent's tools and ``tools``, which this agent's
+        model is offered during the run."""
+        extra = [tools] if isinstance(tools, Tool) else list(tools or [])
+        if executor is None:
+            if extra:
+                raise ValueError(
+                    "run(tools=...) is for a run without a recipient; register them on the agents"
+                )
+            yield
+            return
+        for tool in [*self.tools, *extra]:
+            executor.register_for_execution()(tool)
+        added = [tool for tool in extra if tool.name not in self._offered]
+        for tool in added:
+            self.register_for_llm()(tool)
+        try:
+            yield
+        finally:
+            for tool in added:
+                self._offer(tool.name, None, function_style=tool.name in self._function_style)
+
+    def _run_outcome(self, result: ChatResult, recipient: Any) -> RunOutcome:
+        from parley.run_response import RunOutcome
+
+        if recipient is None:
+            return RunOutcome(result, self.name)
+        last = getattr(recipient, "last_speaker", None)
+        if isinstance(last, Agent):
+            return RunOutcome(result, last.name)
+        history = result.chat_history
+        speaker = history[-1].get("name") if history else None
+        return RunOutcome(result, recipient.name if speaker == recipient.name else self.name)
 
     def reset(self) -> None:
         """Forget all conversations and counters."""
         self._views.clear()
-        self.reset_consecutive_auto_reply_counter()
+        self._last_chat = None
+        self._loose_auto_replies.clear()
         self.reply_at_receive.clear()
-        self._human_input = []
         for index, entry in enumerate(self._reply_func_list):
             if entry["reset_config"] is not None:
                 entry["reset_config"](entry["config"])
@@ -745,17 +1149,23 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         else:
             self.reply_at_receive[sender] = False
 
-    def initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
-        """Run a queue of chats from this agent, one after another, carrying each summary into the next."""
+    def initiate_chats(
+        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    ) -> list[ChatResult]:
+        """Run a queue of chats from this agent, one after another, carrying each summary into the next
+        (see :func:`parley.nested.initiate_chats`)."""
         from parley.nested import initiate_chats
 
-        return initiate_chats([{"sender": self, **chat} for chat in chat_queue])
+        return initiate_chats([{"sender": self, **chat} for chat in chat_queue], store=store, chat_id=chat_id)
 
-    async def a_initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+    async def a_initiate_chats(
+        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    ) -> list[ChatResult]:
         """Async twin of :meth:`initiate_chats`."""
         from parley.nested import a_initiate_chats
 
-        return await a_initiate_chats([{"sender": self, **chat} for chat in chat_queue])
+        queue = [{"sender": self, **chat} for chat in chat_queue]
+        return await a_initiate_chats(queue, store=store, chat_id=chat_id)
 
     def get_total_usage(self) -> dict[str, Any]:
         """Every model call this agent made, in AG2's usage shape (including cached calls)."""
@@ -774,11 +1184,66 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 print(f"  {model}: {counts}")
 
 
+_TOOL_CALLS_REPLY = ConversableAgent.generate_tool_calls_reply
+_FUNCTION_CALL_REPLY = ConversableAgent.generate_function_call_reply
+_SKIP_BOTH: frozenset[Any] = frozenset({_TOOL_CALLS_REPLY, _FUNCTION_CALL_REPLY})
+"""The built-in reply functions that answer only tool calls or a function call: the reply chain does
+not call them for a last message with neither."""
+_NO_MESSAGE: Message = {}
+
+
+def _skipped_for(last: Message) -> frozenset[Any]:
+    """Which of :data:`_SKIP_BOTH` have nothing to answer in ``last``."""
+    return frozenset(
+        function
+        for function, key in ((_TOOL_CALLS_REPLY, "tool_calls"), (_FUNCTION_CALL_REPLY, "function_call"))
+        if not last.get(key)
+    )
+
+
+@dataclass(slots=True)
+class _Opening:
+    """What ``initiate_chat`` was asked to do."""
+
+    message: Any
+    max_turns: int | None
+    summary_method: SummaryMethod
+    summary_args: dict[str, Any] | None
+    clear_history: bool
+    silent: bool | None
+    kwargs: dict[str, Any]
+    stop_when: Any
+
+
+def _mentions_terminate(message: Message) -> bool:
+    """The termination check of a run's ``user`` agent: the message's text contains ``TERMINATE``."""
+    content = message.get("content")
+    return "TERMINATE" in (content_str(content) if isinstance(content, str | list | None) else str(content))
+
+
+def _participant(recipient: Any) -> ConversableAgent:
+    """The chat participant for ``recipient``: itself, or a stand-in for an AG2-protocol agent."""
+    if isinstance(recipient, ConversableAgent):
+        return recipient
+    check_protocol_agent(recipient, "recipient")
+    from parley.protocol_peer import ProtocolPeer
+
+    return ProtocolPeer(recipient)
+
+
+def _is_group_manager(agent: ConversableAgent) -> bool:
+    from parley.groupchat import GroupChatManager
+
+    return isinstance(agent, GroupChatManager)
+
+
 def _with_carryover(message: Any, carryover: Any) -> Any:
     if not carryover:
         return message
     if not isinstance(carryover, str | list):
-        raise TypeError(f"carryover must be a string or a list of strings, not {type(carryover).__name__}")
+        raise InvalidCarryOverTypeError(
+            f"carryover must be a string or a list of strings, not {type(carryover).__name__}"
+        )
     if isinstance(carryover, list):
         carryover = "\n".join(
             content_str(item.get("content")) if isinstance(item, dict) else str(item) for item in carryover

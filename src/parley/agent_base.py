@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class Agent:
     """Anything that can take part in a chat: it has a ``name`` and a ``description``."""
@@ -29,4 +31,24 @@ class Agent:
         self._description = description
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self._name!r})"
+        name = getattr(self, "name", None)
+        return f"{type(self).__name__}(name={name!r})"
+
+
+def check_protocol_agent(agent: Any, what: str) -> None:
+    """Fail, naming ``what``, unless ``agent`` implements AG2's ``Agent`` protocol (a name, ``receive``
+    and ``generate_reply``).
+
+    Raises:
+        TypeError: it does not.
+    """
+    name = getattr(agent, "name", None)
+    missing = [
+        method for method in ("receive", "generate_reply") if not callable(getattr(agent, method, None))
+    ]
+    if not isinstance(name, str) or not name or missing:
+        problem = "a string name" if not isinstance(name, str) or not name else ", ".join(missing)
+        raise TypeError(
+            f"{what} must be an agent: a ConversableAgent, or an object with AG2's Agent protocol "
+            f"(name, description, send/receive, generate_reply); {type(agent).__name__} lacks {problem}"
+        )

@@ -14,7 +14,7 @@ class ChatResult:
     """What a finished chat returns, as in AG2, plus why it stopped.
 
     Attributes:
-        chat_id: an id for the chat (unique in this process).
+        chat_id: the chat's id (unique across processes; the id to continue it by, when it is durable).
         chat_history: the initiator's view of the conversation, OpenAI-format dicts named by speaker.
         summary: the chat's summary (``summary_method``), by default the last message's content.
         cost: usage and cost in AG2's shape: ``{"usage_including_cached_inference": {...},
@@ -23,7 +23,7 @@ class ChatResult:
         stop_reason: which rule ended the chat and which agent triggered it.
     """
 
-    chat_id: int | None = None
+    chat_id: str | None = None
     chat_history: list[Message] = field(default_factory=list)
     summary: Any = None
     cost: dict[str, Any] = field(default_factory=dict)

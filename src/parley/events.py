@@ -1,83 +1,254 @@
-"""Typed events a chat emits, and the console printer that shows them as AG2 users expect.
+"""Typed events a chat emits; the console that prints them is :class:`parley.console.ConsolePrinter`.
 
-A chat emits events only to its listeners; with none (``silent=True`` and no tracing) emitting costs a
-single ``if``.
+Every event a chat emits carries the chat's id, a sequence number (from 0 in each chat), a timestamp and
+the agent it is about, stamped by the chat as it emits it; :meth:`ChatEvent.to_dict` gives it as the
+plain data of a JSONL trace line. A chat emits events only to its listeners; with none (``silent=True``
+and no tracing) emitting costs a single ``if``.
+
+Listeners are functions of an event: the console, :class:`parley.tracing.JsonlTrace`, OpenTelemetry
+(:mod:`parley.telemetry`), or a UI. Give them to one chat (``listeners=`` on the chat entry points) or to
+every chat (:func:`subscribe`, :func:`listening`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from parley.messages import Message, content_str
+from parley.messages import Message
 from parley.termination import StopReason
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from parley.console import ConsolePrinter as ConsolePrinter
+
+FORMAT = 1
+"""The version of the events' plain-data form (the ``v`` of a trace line)."""
+
+_SHOWN = frozenset({"sender", "source", "speaker"})
+"""Fields that name the event's agent and keep their own key in its plain data too."""
 
 
-@dataclass(frozen=True, slots=True)
-class MessageSent:
+class ChatEvent:
+    """What every event has: the chat's id, its sequence number in the chat, when, and the agent."""
+
+    __slots__ = ("chat_id", "seq", "ts")
+    kind: ClassVar[str] = "event"
+    agent_field: ClassVar[str | None] = None
+    """The field that names the event's agent (shown as ``agent`` in its plain data)."""
+
+    def __post_init__(self) -> None:
+        self.chat_id = ""
+        self.seq = 0
+        self.ts = 0.0
+
+    @property
+    def agent(self) -> str | None:
+        """The agent the event is about."""
+        field_name = self.agent_field
+        return None if field_name is None else getattr(self, field_name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as plain, JSON-serializable data (a trace line)."""
+        data: dict[str, Any] = {
+            "v": FORMAT,
+            "chat_id": self.chat_id,
+            "seq": self.seq,
+            "ts": self.ts,
+            "kind": self.kind,
+            "agent": self.agent,
+        }
+        for item in fields(self):  # type: ignore[arg-type]
+            if item.name == self.agent_field and item.name not in _SHOWN:
+                continue
+            value = getattr(self, item.name)
+            data[item.name] = value.to_dict() if isinstance(value, StopReason) else value
+        return data
+
+
+@dataclass(slots=True)
+class ChatStarted(ChatEvent):
+    """The chat started: its shape, its agents, its context, and (swarms) its handoff graph."""
+
+    kind: ClassVar[str] = "chat_started"
+    shape: str
+    agents: list[str]
+    context: dict[str, Any]
+    graph: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class MessageSent(ChatEvent):
     """A message was appended to the chat: ``sender`` said it to ``recipient``."""
 
+    kind: ClassVar[str] = "message"
+    agent_field: ClassVar[str | None] = "sender"
     sender: str
     recipient: str
     message: Message
+    index: int = -1
+    """The message's position in the chat's log."""
 
 
-@dataclass(frozen=True, slots=True)
-class SpeakerSelected:
-    """The chat's rule picked the next speaker."""
+@dataclass(slots=True)
+class SpeakerSelected(ChatEvent):
+    """The chat's rule picked the next speaker, and why."""
 
+    kind: ClassVar[str] = "speaker_selected"
+    agent_field: ClassVar[str | None] = "speaker"
     speaker: str
+    reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Handoff:
-    """A swarm or pattern passed the conversation from one agent to another (or ended it)."""
+@dataclass(slots=True)
+class Handoff(ChatEvent):
+    """A swarm or pattern passed the conversation from one agent to another: ``via`` a tool's handoff or
+    an after-work, and why."""
 
+    kind: ClassVar[str] = "handoff"
+    agent_field: ClassVar[str | None] = "source"
     source: str
     target: str
     via: str
+    reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecuting:
+@dataclass(slots=True)
+class ModelRequested(ChatEvent):
+    """An agent asked its model for a reply."""
+
+    kind: ClassVar[str] = "model_request"
+    agent_field: ClassVar[str | None] = "requester"
+    requester: str
+    model: str
+    messages: int
+    tools: int = 0
+
+
+@dataclass(slots=True)
+class ModelResponded(ChatEvent):
+    """A model answered: how long it took, the tokens and the cost, and whether the cache answered."""
+
+    kind: ClassVar[str] = "model_response"
+    agent_field: ClassVar[str | None] = "requester"
+    requester: str
+    model: str
+    latency_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    cached: bool = False
+
+
+@dataclass(slots=True)
+class ToolExecuting(ChatEvent):
     """An agent is about to run a tool."""
 
-    agent: str
+    kind: ClassVar[str] = "tool_call"
+    agent_field: ClassVar[str | None] = "executor"
+    executor: str
     tool: str
     arguments: str
     call_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ContextUpdated:
-    """A tool changed the chat's context variables."""
+@dataclass(slots=True)
+class ToolFinished(ChatEvent):
+    """A tool call's outcome: what the model is told, how long it took, and its error if it failed."""
 
-    agent: str
+    kind: ClassVar[str] = "tool_result"
+    agent_field: ClassVar[str | None] = "executor"
+    executor: str
+    tool: str
+    call_id: str | None
+    content: str
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ContextUpdated(ChatEvent):
+    """Context variables changed: the keys set (with their new values) and the keys removed."""
+
+    kind: ClassVar[str] = "context_updated"
+    agent_field: ClassVar[str | None] = "updater"
+    updater: str
     changes: dict[str, Any]
+    removed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+@dataclass(slots=True)
+class HumanInputRequested(ChatEvent):
+    """The human behind an agent was asked for input."""
+
+    kind: ClassVar[str] = "human_input_requested"
+    agent_field: ClassVar[str | None] = "asker"
+    asker: str
+    prompt: str
+
+
+@dataclass(slots=True)
+class HumanInputGiven(ChatEvent):
+    """The human behind an agent answered."""
+
+    kind: ClassVar[str] = "human_input"
+    agent_field: ClassVar[str | None] = "asker"
+    asker: str
+    answer: str
+
+
+@dataclass(slots=True)
+class Notice(ChatEvent):
     """A line for the human watching: auto-reply in use, no human input received, and the like."""
 
+    kind: ClassVar[str] = "notice"
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ChatStopped:
-    """The chat ended, and why."""
+@dataclass(slots=True)
+class ChatStopped(ChatEvent):
+    """The chat ended, why, and what its model calls used."""
 
+    kind: ClassVar[str] = "chat_stopped"
     reason: StopReason
+    usage: dict[str, Any] = field(default_factory=dict)
+    quiet: bool = False
+    """The console does not show it (the end of a bare ``send``, not of a chat)."""
+
+    @property
+    def agent(self) -> str | None:
+        return self.reason.agent
+
+    def to_dict(self) -> dict[str, Any]:
+        data = ChatEvent.to_dict(self)
+        data["stop_reason"] = data.pop("reason")
+        return data
 
 
-Event = MessageSent | SpeakerSelected | Handoff | ToolExecuting | ContextUpdated | Notice | ChatStopped
-Listener = Callable[[Event], None]
+Event = ChatEvent
+Listener = Callable[[Any], None]
+"""A function of an event (``ChatEvent``)."""
+
+EVENT_KINDS: dict[str, type[ChatEvent]] = {
+    kind.kind: kind
+    for kind in (
+        ChatStarted,
+        MessageSent,
+        SpeakerSelected,
+        Handoff,
+        ModelRequested,
+        ModelResponded,
+        ToolExecuting,
+        ToolFinished,
+        ContextUpdated,
+        HumanInputRequested,
+        HumanInputGiven,
+        Notice,
+        ChatStopped,
+    )
+}
+"""Every event class by its ``kind``."""
 
 subscribers: list[Listener] = []
 """Listeners that get the events of every chat (tracing, UIs); see :func:`subscribe`."""
@@ -104,64 +275,22 @@ def listening(listener: Listener) -> Iterator[None]:
         unsubscribe()
 
 
-RULE = "-" * 80
+def wants(listener: Listener, kind: type[ChatEvent]) -> bool:
+    """Whether ``listener`` takes events of ``kind``: a listener with a ``wants`` attribute (a set of event
+    classes) takes only those; any other takes every event."""
+    wanted = getattr(listener, "wants", None)
+    return wanted is None or kind in wanted
 
 
-class ConsolePrinter:
-    """Prints a chat to the terminal with rich, in AG2's layout."""
-
-    def __init__(self, file: TextIO | None = None) -> None:
-        from rich.console import Console
-
-        self.console: Console = Console(file=file, highlight=False, soft_wrap=True)
-
-    def __call__(self, event: Event) -> None:
-        print_line = self.console.print
-        if isinstance(event, MessageSent):
-            self._print_message(event)
-        elif isinstance(event, SpeakerSelected):
-            print_line(f"\nNext speaker: {event.speaker}\n", style="green", markup=False)
-        elif isinstance(event, Handoff):
-            print_line(
-                f"\n>>>>>>>> {event.via}: {event.source} -> {event.target}", style="magenta", markup=False
-            )
-        elif isinstance(event, ToolExecuting):
-            print_line(f"\n>>>>>>>> EXECUTING FUNCTION {event.tool}...", style="magenta", markup=False)
-            print_line(f"Call ID: {event.call_id}\nInput arguments: {event.arguments}", markup=False)
-        elif isinstance(event, ContextUpdated):
-            print_line(
-                f"\n>>>>>>>> CONTEXT UPDATED by {event.agent}: {event.changes}", style="cyan", markup=False
-            )
-        elif isinstance(event, Notice):
-            print_line(f"\n>>>>>>>> {event.text}", style="red", markup=False)
-        elif isinstance(event, ChatStopped):
-            print_line(f"\n>>>>>>>> CHAT STOPPED: {event.reason.detail}", style="red", markup=False)
-
-    def _print_message(self, event: MessageSent) -> None:
-        print_line = self.console.print
-        message = event.message
-        print_line(f"{event.sender} (to {event.recipient}):\n", style="yellow", markup=False)
-        if message.get("role") == "tool":
-            for response in message.get("tool_responses") or [message]:
-                banner = f"***** Response from calling tool ({response.get('tool_call_id')}) *****"
-                print_line(banner, style="green", markup=False)
-                print_line(content_str(response.get("content")), markup=False)
-                print_line("*" * len(banner), style="green", markup=False)
-        else:
-            content = message.get("content")
-            if content is not None:
-                print_line(content_str(content), markup=False)
-            for call in message.get("tool_calls") or ():
-                function = call.get("function", {})
-                banner = f"***** Suggested tool call ({call.get('id')}): {function.get('name')} *****"
-                print_line(banner, style="green", markup=False)
-                print_line("Arguments: \n" + _pretty_arguments(function.get("arguments", "")), markup=False)
-                print_line("*" * len(banner), style="green", markup=False)
-        print_line("\n" + RULE, style="bright_black", markup=False)
+def inherited(listeners: Sequence[Listener]) -> list[Listener]:
+    """The listeners a chat passes on to the chats started inside it (traces, not consoles)."""
+    return [listener for listener in listeners if getattr(listener, "follows_nested_chats", False)]
 
 
-def _pretty_arguments(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(arguments)
+def __getattr__(name: str) -> Any:
+    # The console printer lives in parley.console, which imports the event types above.
+    if name == "ConsolePrinter":
+        from parley.console import ConsolePrinter as ConsolePrinter
+
+        return ConsolePrinter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,9 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.agent import Agent, ConversableAgent, HumanInputMode
-from parley.engine import Chat
-from parley.events import ConsolePrinter, Notice
-from parley.messages import Message, as_own, content_str, to_logged
+from parley.coroutines import run_sync
+from parley.engine import Chat, current_chat
+from parley.events import ConsolePrinter, Listener, Notice
+from parley.exceptions import AgentNameConflictError
+from parley.messages import Message, as_own, content_str, flatten_for_model, to_logged
+from parley.models.base import ModelClient
+from parley.models.config import model_client_from_llm_config
 from parley.speaker_selection import (
     DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
     DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
@@ -45,7 +49,8 @@ class GroupChat:
     """The agents of a group chat, its messages, and how its next speaker is chosen.
 
     Args:
-        agents: the agents that take part (at least two, with unique names).
+        agents: the agents that take part, with unique names (the selection methods by name need two or
+            more; a callable can run a group of one).
         messages: the conversation's messages; the same list is kept and filled as the chat runs.
         max_round: the most messages the chat sends, the initial message included.
         admin_name: a name, besides the manager's, that resumed messages may carry.
@@ -59,12 +64,22 @@ class GroupChat:
         speaker_transitions_type: ``"allowed"`` or ``"disallowed"``, required with a transition graph.
             In an allowed graph, an agent without a key or with an empty list has no successor: the chat
             ends after it speaks.
+        enable_clear_history: a reply (a message dict) containing ``clear history`` makes the agents forget
+            the conversation so far (see :meth:`GroupChatManager.clear_agents_history`).
         send_introductions: tell every agent who is in the group (name and description) before the first
             message; the introduction is in the agents' views, not in ``messages``.
         select_speaker_message_template: ``"auto"``'s system message; ``{roles}`` and ``{agentlist}``.
         select_speaker_prompt_template: ``"auto"``'s closing instruction; ``{agentlist}``; ``None`` omits it.
         select_speaker_auto_multiple_template: the retry message when the model named several agents.
         select_speaker_auto_none_template: the retry message when the model named no agent.
+        select_speaker_transform_messages: rewrites the conversation ``"auto"``'s model reads: an object
+            with ``apply_transforms(messages) -> messages`` (as AG2's ``TransformMessages``).
+        select_speaker_auto_verbose: tell the chat's listeners (the console) every answer of ``"auto"``'s
+            model and what it selected.
+        select_speaker_auto_model_client_cls: not supported (AG2's custom model client classes); give a
+            model as ``select_speaker_auto_llm_config`` instead.
+        select_speaker_auto_llm_config: the model ``"auto"`` asks (any ``llm_config``), instead of the
+            manager's.
         role_for_select_speaker_messages: the role of ``"auto"``'s instruction and retry messages.
     """
 
@@ -82,12 +97,17 @@ class GroupChat:
         allow_repeat_speaker: bool | list[ConversableAgent] | None = None,
         allowed_or_disallowed_speaker_transitions: dict[Any, Any] | None = None,
         speaker_transitions_type: Literal["allowed", "disallowed"] | None = None,
+        enable_clear_history: bool = False,
         *,
         send_introductions: bool = False,
         select_speaker_message_template: str = DEFAULT_SELECT_SPEAKER_MESSAGE_TEMPLATE,
         select_speaker_prompt_template: str | None = DEFAULT_SELECT_SPEAKER_PROMPT_TEMPLATE,
         select_speaker_auto_multiple_template: str = DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
         select_speaker_auto_none_template: str = DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
+        select_speaker_transform_messages: Any = None,
+        select_speaker_auto_verbose: bool | None = False,
+        select_speaker_auto_model_client_cls: Any = None,
+        select_speaker_auto_llm_config: Any = None,
         role_for_select_speaker_messages: str = "system",
     ) -> None:
         if not isinstance(agents, list | tuple):
@@ -141,6 +161,31 @@ class GroupChat:
                 f"not {role_for_select_speaker_messages!r}"
             )
         self.role_for_select_speaker_messages = role_for_select_speaker_messages
+        if select_speaker_transform_messages is not None and not callable(
+            getattr(select_speaker_transform_messages, "apply_transforms", None)
+        ):
+            raise ValueError(
+                "select_speaker_transform_messages must be None or an object with "
+                f"apply_transforms(messages), not {select_speaker_transform_messages!r}"
+            )
+        self.select_speaker_transform_messages = select_speaker_transform_messages
+        if not isinstance(select_speaker_auto_verbose, bool):
+            raise ValueError(
+                f"select_speaker_auto_verbose must be a bool, not {select_speaker_auto_verbose!r}"
+            )
+        self.select_speaker_auto_verbose = select_speaker_auto_verbose
+        if select_speaker_auto_model_client_cls is not None:
+            raise ValueError(
+                "select_speaker_auto_model_client_cls is not supported: parley has no AG2 model client "
+                "classes; give the model itself as select_speaker_auto_llm_config (an llm_config or a "
+                "parley model such as ScriptedModel)"
+            )
+        self.select_speaker_auto_model_client_cls = None
+        self.select_speaker_auto_llm_config = select_speaker_auto_llm_config
+        self._selector: ModelClient | None = model_client_from_llm_config(select_speaker_auto_llm_config)
+        if not isinstance(enable_clear_history, bool):
+            raise ValueError(f"enable_clear_history must be a bool, not {enable_clear_history!r}")
+        self.enable_clear_history = enable_clear_history
         self.allow_repeat_speaker = allow_repeat_speaker
         self.allowed_or_disallowed_speaker_transitions = allowed_or_disallowed_speaker_transitions
         self.speaker_transitions_type = speaker_transitions_type
@@ -150,20 +195,20 @@ class GroupChat:
     # validation
 
     def check_agents(self) -> None:
-        """Fail, naming the problem, unless there are at least two agents with unique names."""
-        if len(self.agents) < 2:
-            raise ValueError(
-                f"agents must hold at least two agents, got {len(self.agents)}"
-                + (f" ({self.agents[0].name!r})" if self.agents else "")
-                + ": a group chat needs a group; for one agent talking to another use initiate_chat"
-            )
+        """Fail, naming the problem, unless the agents are ConversableAgents with unique names."""
+        unique: set[str] = set()
         for index, agent in enumerate(self.agents):
             if not isinstance(agent, ConversableAgent):
                 raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
+            unique.add(agent.name)
+        if len(unique) == len(self.agents):
+            return
         names = self.agent_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
-            raise ValueError(f"agents must have unique names; these appear more than once: {duplicates}")
+            raise AgentNameConflictError(
+                f"agents must have unique names; these appear more than once: {duplicates}"
+            )
 
     def _transitions(self) -> dict[Agent, list[ConversableAgent]]:
         repeat = self.allow_repeat_speaker
@@ -178,6 +223,8 @@ class GroupChat:
         if graph is None:
             if repeat is None:
                 repeat = self.allow_repeat_speaker = True
+            if repeat is True:
+                return {agent: list(self.agents) for agent in self.agents}
             repeaters = self._members("allow_repeat_speaker", repeat) if isinstance(repeat, list) else []
             return {
                 agent: [
@@ -242,9 +289,73 @@ class GroupChat:
         """The names of the agents, in order."""
         return [agent.name for agent in self.agents]
 
-    def agent_by_name(self, name: str) -> ConversableAgent | None:
-        """The agent called ``name``, or ``None``."""
-        return next((agent for agent in self.agents if agent.name == name), None)
+    def agent_by_name(
+        self, name: str, recursive: bool = False, raise_on_name_conflict: bool = False
+    ) -> ConversableAgent | None:
+        """The agent called ``name``, or ``None``.
+
+        With ``recursive``, the agents of group chats whose managers are agents of this one are searched
+        too (:meth:`nested_agents`); with ``raise_on_name_conflict``, several agents of that name are an
+        error.
+
+        Raises:
+            AgentNameConflictError: ``raise_on_name_conflict`` and the name is not unique.
+        """
+        agents = self.nested_agents() if recursive else self.agents
+        found = [agent for agent in agents if agent.name == name]
+        if raise_on_name_conflict and len(found) > 1:
+            raise AgentNameConflictError(f"Found multiple agents with the same name: {name!r}")
+        return found[0] if found else None
+
+    def nested_agents(self) -> list[ConversableAgent]:
+        """The agents, followed by those of the group chats of the managers among them, recursively."""
+        agents = list(self.agents)
+        for agent in self.agents:
+            if isinstance(agent, GroupChatManager):
+                agents.extend(agent.groupchat.nested_agents())
+        return agents
+
+    def manual_select_speaker(
+        self, agents: Sequence[ConversableAgent] | None = None
+    ) -> ConversableAgent | None:
+        """Ask a human to choose the next speaker among ``agents`` (all by default), by number.
+
+        The human is asked through the manager's ``get_human_input`` when a chat of this group is
+        running, else at the console. Two tries; an empty answer or ``q`` chooses nobody.
+
+        Returns:
+            The agent chosen, or ``None``.
+        """
+        candidates = list(self.agents if agents is None else agents)
+        listing = "\n".join(f"{number}: {agent.name}" for number, agent in enumerate(candidates, 1))
+        prompt = (
+            f"{listing}\nEnter the number of the next speaker (enter nothing or `q` to use auto selection): "
+        )
+        ask = self._human_asker()
+        for _ in range(2):
+            answer = ask(prompt).strip()
+            if answer in ("", "q"):
+                return None
+            if answer.isdigit() and 1 <= int(answer) <= len(candidates):
+                return candidates[int(answer) - 1]
+            prompt = f"Invalid input: enter a number from 1 to {len(candidates)}, or nothing: "
+        return None
+
+    def _human_asker(self) -> Callable[[str], str]:
+        chat = current_chat.get()
+        rule = None if chat is None else chat.rule
+        manager = getattr(rule, "manager", None)
+        if isinstance(manager, GroupChatManager) and manager.groupchat is self:
+
+            def ask(prompt: str) -> str:
+                return run_sync(manager._ask_human(prompt, True, chat))
+
+            return ask
+        return input
+
+    def selector_client(self) -> ModelClient | None:
+        """The model ``select_speaker_auto_llm_config`` describes, if any."""
+        return self._selector
 
     def next_agent(
         self, agent: Agent | None, agents: Sequence[ConversableAgent] | None = None
@@ -284,7 +395,18 @@ class GroupChat:
         return "\n".join(f"{agent.name}: {agent.description}".strip() for agent in agents)
 
 
+_DEFAULT_TEMPLATES = frozenset(
+    {
+        DEFAULT_SELECT_SPEAKER_MESSAGE_TEMPLATE,
+        DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
+        DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
+    }
+)
+
+
 def _template(parameter: str, template: Any, **placeholders: str) -> str:
+    if type(template) is str and template in _DEFAULT_TEMPLATES:
+        return template
     if not isinstance(template, str) or not template:
         raise ValueError(f"{parameter} must be a non-empty string, not {template!r}")
     try:
@@ -297,6 +419,15 @@ def _template(parameter: str, template: Any, **placeholders: str) -> str:
     return template
 
 
+def speaker_named(reply: dict[str, Any], speaker: ConversableAgent) -> dict[str, Any]:
+    """A member's reply (a message dict) as a group logs it: under the speaker's own name (a function
+    result keeps the function's)."""
+    name = reply.get("name")
+    if name is not None and name != speaker.name and reply.get("role") != "function":
+        return {**reply, "name": speaker.name}
+    return reply
+
+
 @dataclass(frozen=True, slots=True)
 class ManagerTermination:
     """The manager's ``is_termination_msg``, checked on every message of the group chat."""
@@ -304,9 +435,10 @@ class ManagerTermination:
     manager: GroupChatManager
 
     def check(self, chat: Chat) -> StopReason | None:
-        if chat.rounds == 0:
+        state = chat.state
+        if state.rounds == 0:
             return None
-        message = chat.messages[-1]
+        message = state.messages[-1]
         if not self.manager._is_termination_msg(message):
             return None
         return StopReason(
@@ -360,6 +492,7 @@ class GroupChatManager(ConversableAgent):
         self._groupchat = groupchat
         self._silent = silent
         self._last_chat: Chat | None = None
+        self._runs_swarm = False
 
     @property
     def groupchat(self) -> GroupChat:
@@ -372,11 +505,22 @@ class GroupChatManager(ConversableAgent):
         return None if self._last_chat is None else self._last_chat.last_speaker
 
     def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
-        """The group chat's messages (whoever ``agent`` is)."""
+        """The group chat's messages (whoever ``agent`` is): of the chat being served, else the latest."""
+        chat = current_chat.get()
+        if chat is not None and any(peer is self for peer in chat.peers.values()):
+            return chat.state.messages
         return self._groupchat.messages
 
     def _chat_started_by(
-        self, initiator: ConversableAgent, *, max_turns: int | None, clear_history: bool, silent: bool
+        self,
+        initiator: ConversableAgent,
+        *,
+        max_turns: int | None,
+        clear_history: bool,
+        silent: bool,
+        chat_id: str | None = None,
+        listeners: Sequence[Listener] = (),
+        stop_when: Any = None,
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
@@ -388,26 +532,100 @@ class GroupChatManager(ConversableAgent):
                 )
             participants[initiator] = self
         for agent in participants:
-            agent._prepare_chat(self, clear_history)
-        if clear_history:
-            groupchat.reset()
-        if groupchat.send_introductions and not groupchat.messages:
-            introduction = to_logged(groupchat.introductions_msg(), self.name)
-            for agent in groupchat.agents:
-                agent._view(self).add(introduction)
+            agent.reply_at_receive[self] = True
+        if self._last_chat is not None and self._last_chat.running:
+            log: list[Message] = [] if clear_history else list(groupchat.messages)
+        else:
+            if clear_history:
+                groupchat.reset()
+            log = groupchat.messages
+        groupchat.messages = log
+        views = None if clear_history else {agent: agent._view(self) for agent in participants}
         conditions: list[StopCondition] = [ManagerTermination(self), max_round_condition(groupchat.max_round)]
         if max_turns == 0:
             conditions.append(max_turns_condition(0))
         chat = Chat(
             participants,
             SpeakerSelection(groupchat, self),
+            shape="group",
             conditions=conditions,
-            context_variables=initiator._context_variables,
+            context_variables=initiator._context_variables.copy(),
             silent=silent or self._silent,
+            listeners=listeners,
+            chat_id=chat_id,
+            views=views,
+            log=log,
+            stop_when=stop_when,
+            reply_filter=self._member_reply if groupchat.enable_clear_history else speaker_named,
         )
-        chat.messages = groupchat.messages
+        if groupchat.send_introductions and not log:
+            introduction = to_logged(groupchat.introductions_msg(), self.name)
+            for agent in groupchat.agents:
+                chat.views[agent].add(introduction)
         self._last_chat = chat
         return chat
+
+    def _member_reply(self, reply: dict[str, Any], speaker: ConversableAgent) -> dict[str, Any]:
+        reply = speaker_named(reply, speaker)
+        if reply.get("content"):
+            text = (
+                content_str(reply["content"]) if not isinstance(reply["content"], str) else reply["content"]
+            )
+            if "CLEAR HISTORY" in text.upper():
+                reply = {**reply, "content": text}
+                reply["content"] = self.clear_agents_history(reply, self._groupchat)
+        return reply
+
+    def clear_agents_history(self, reply: dict[str, Any], groupchat: GroupChat) -> str:
+        """Make the agents' models forget the conversation, as a reply containing ``clear history`` asks;
+        return the reply's text without the command.
+
+        ``clear history`` clears what every agent's model is sent; ``clear history <agent>`` only that
+        agent's; a number after it (``clear history 3``, ``clear history <agent> 3``) keeps that many
+        latest messages. A tool reply keeps at least the tool call it answers. The speaker selection's
+        model forgets with them. Nothing said is lost: ``groupchat.messages``, ``chat_messages`` and the
+        chat's history keep every message.
+        """
+        text = content_str(reply.get("content"))
+        words = text.split()
+        upper = [word.upper() for word in words]
+        clear_at = next(
+            (
+                index
+                for index in reversed(range(len(words) - 1))
+                if upper[index : index + 2] == ["CLEAR", "HISTORY"]
+            ),
+            None,
+        )
+        if clear_at is None:
+            return text
+        keep: int | None = None
+        target: ConversableAgent | None = None
+        for word in words[clear_at + 2 : clear_at + 4]:
+            if word.isdigit() or word[:-1].isdigit():
+                keep = int(word if word.isdigit() else word[:-1])
+            else:
+                target = next((a for a in groupchat.agents if a.name in (word, word[:-1])), target)
+        given = keep is not None
+        if "tool_responses" in reply and not keep:
+            keep = 1
+        chat = current_chat.get()
+        if chat is not None:
+            for agent in [target] if target is not None else groupchat.agents:
+                view = chat.views.get(agent)
+                if view is not None and view._model_messages is not None:
+                    kept = view.messages[-keep:] if keep else []
+                    view._model_messages = flatten_for_model(kept)
+            if target is None:
+                rule = chat.rule
+                if isinstance(rule, SpeakerSelection):
+                    rule.auto.forget(keep or 0)
+            if chat.listeners and chat.wants(Notice):
+                who = "all agents" if target is None else target.name
+                keeping = f", keeping the last {keep}" if keep else ""
+                chat.emit(Notice(f"Clearing the history of {who}{keeping}."))
+        skip = 2 + int(target is not None) + int(given)
+        return " ".join(words[:clear_at] + words[clear_at + skip :])
 
     # ------------------------------------------------------------------------------------------------
     # resuming

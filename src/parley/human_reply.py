@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from parley.engine import run_sync
-from parley.events import Notice
+from parley.engine import current_chat, run_sync
+from parley.events import HumanInputGiven, HumanInputRequested, Notice
 from parley.messages import Message
 from parley.termination import StopKind, StopReason
 
@@ -22,15 +22,14 @@ class HumanReplyMixin:
     """The termination and human-input check of :class:`~parley.agent.ConversableAgent`."""
 
     name: str
+    _name: str
+    _loose_auto_replies: defaultdict[Agent | None, int]
     human_input_mode: str
-    _chat: Chat | None
-    _stop_reason: StopReason | None
-    _human_input: list[str]
     _is_termination_msg: Callable[[Message], bool]
-    _consecutive_auto_reply_counter: defaultdict[Agent | None, int]
     _max_consecutive_auto_reply_dict: defaultdict[Agent | None, int]
 
     _view_messages: Callable[[Agent | None], list[Message]]
+    _auto_replies: Callable[[Agent | None], tuple[dict[Any, int], Any]]
 
     def check_termination_and_human_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -57,11 +56,18 @@ class HumanReplyMixin:
         if message is None:
             return False, None
         limit = self._max_consecutive_auto_reply_dict[sender]
-        if self._consecutive_auto_reply_counter[sender] >= limit:
-            return self._end(sender, self._limit_stop(limit))
+        chat = current_chat.get()
+        if chat is not None:
+            counters: dict[Any, int] = chat.state.auto_replies
+            key: Any = self._name
+        else:
+            counters, key = self._loose_auto_replies, sender
+        count = counters.get(key, 0)
+        if count >= limit:
+            return self._end(counters, key, self._limit_stop(limit))
         if self._is_termination_msg(message):
-            return self._end(sender, self._termination_stop(message, sender, asked=False))
-        self._consecutive_auto_reply_counter[sender] += 1
+            return self._end(counters, key, self._termination_stop(message, sender, asked=False))
+        counters[key] = count + 1
         return False, None
 
     async def _check_with_human(
@@ -77,13 +83,14 @@ class HumanReplyMixin:
             return False, None
         sender_name = "the sender" if sender is None else sender.name
         limit = self._max_consecutive_auto_reply_dict[sender]
+        counters, key = self._auto_replies(sender)
         terminate = self._is_termination_msg(message)
         if self.human_input_mode == "ALWAYS":
             prompt: str | None = (
                 f"Replying as {self.name}. Provide feedback to {sender_name}. Press enter to skip and use "
                 "auto-reply, or type 'exit' to end the conversation: "
             )
-        elif self._consecutive_auto_reply_counter[sender] >= limit:
+        elif counters.get(key, 0) >= limit:
             prompt = self._feedback_prompt(sender_name, auto_reply=not terminate)
         elif terminate:
             prompt = self._feedback_prompt(sender_name, auto_reply=False)
@@ -96,13 +103,13 @@ class HumanReplyMixin:
             stop = StopReason(
                 StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
             )
-            return self._end(sender, stop)
+            return self._end(counters, key, stop)
         if not reply and prompt is not None and terminate:
-            return self._end(sender, self._termination_stop(message, sender, asked=True))
+            return self._end(counters, key, self._termination_stop(message, sender, asked=True))
         if reply or limit == 0:
-            self._consecutive_auto_reply_counter[sender] = 0
+            counters[key] = 0
             return True, _human_reply(reply, message)
-        self._consecutive_auto_reply_counter[sender] += 1
+        counters[key] = counters.get(key, 0) + 1
         self._notice("USING AUTO REPLY...")
         return False, None
 
@@ -111,9 +118,11 @@ class HumanReplyMixin:
             messages = self._view_messages(sender)
         return messages[-1] if messages else None
 
-    def _end(self, sender: Agent | None, stop: StopReason) -> tuple[bool, None]:
-        self._consecutive_auto_reply_counter[sender] = 0
-        self._stop_reason = stop
+    def _end(self, counters: dict[Any, int], key: Any, stop: StopReason) -> tuple[bool, None]:
+        counters[key] = 0
+        chat = current_chat.get()
+        if chat is not None:
+            chat.note_reply_stop(self, stop)
         return True, None
 
     def _limit_stop(self, limit: int) -> StopReason:
@@ -137,16 +146,27 @@ class HumanReplyMixin:
         return StopReason(StopKind.TERMINATION_MSG, detail, self.name)
 
     def _notice(self, text: str) -> None:
-        if self._chat is not None and self._chat.listeners:
-            self._chat.emit(Notice(text))
+        chat = current_chat.get()
+        if chat is not None and chat.listeners and chat.wants(Notice):
+            chat.emit(Notice(text))
 
-    async def _ask_human(self, prompt: str, sync: bool) -> str:
+    async def _ask_human(self, prompt: str, sync: bool, chat: Chat | None = None) -> str:
+        """Ask the human (a recorded answer of a resumed chat is used instead), and record the answer."""
+        if chat is None:
+            chat = current_chat.get()
+        if chat is not None:
+            recorded = chat.recorded_answer(self)
+            if recorded is not None:
+                return recorded
+        if chat is not None and chat.listeners and chat.wants(HumanInputRequested):
+            chat.emit(HumanInputRequested(self.name, prompt))
         reply = self.get_human_input(prompt) if sync else await self.a_get_human_input(prompt)
         if not isinstance(reply, str):
             raise TypeError(f"get_human_input of {self.name} must return a string, returned {reply!r}")
-        self._human_input.append(reply)
-        if self._chat is not None:
-            self._chat.human_input.append(reply)
+        if chat is not None:
+            chat.record_human_input(self, reply)
+            if chat.listeners and chat.wants(HumanInputGiven):
+                chat.emit(HumanInputGiven(self.name, reply))
         return reply
 
     def get_human_input(self, prompt: str, **kwargs: Any) -> str:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from parley.messages import Message, MessageSequence, View, flatten_for_model
+from parley.engine import current_chat
+from parley.events import ModelRequested, ModelResponded
+from parley.journal import usage_data
+from parley.messages import Message, MessageSequence, Reply, View, flatten_for_model
 from parley.models.base import ModelClient, ModelResponse
+from parley.models.streaming import token_sink
 from parley.models.usage import UsageSummary
+from parley.termination import StopReason
 
 if TYPE_CHECKING:
     from parley.agent import Agent
@@ -17,13 +23,15 @@ if TYPE_CHECKING:
 class ModelReplyMixin:
     """The model reply function of :class:`~parley.agent.ConversableAgent`."""
 
+    name: str
     client: ModelClient | None
     _usage_summary: UsageSummary | None
-    _chat: Chat | None
     _views: dict[Agent, View]
-    _oai_system_message: list[Message]
 
-    _tool_schemas: Callable[[], list[dict[str, Any]]]
+    _oai_system_message: list[Message]
+    _tool_schemas: Callable[..., list[dict[str, Any]]]
+    _system_messages: Callable[[Chat | None], list[Message]]
+    _find_view: Callable[[Agent], View | None]
 
     def generate_oai_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -33,7 +41,22 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = client.create(request, self._tool_schemas())
+        tools = self._tool_schemas(messages)
+        chat = current_chat.get()
+        if chat is None or not (chat.budgets is not None or chat.observes_models or chat.streamers):
+            return True, self._reply_from(client.create(request, tools))
+        params = self._call_parameters(chat, client, request, tools)
+        if params is None:
+            return True, None
+        if not (chat.observes_models or chat.streamers):
+            return True, self._reply_from(client.create(request, tools, **params))
+        started = self._model_requested(chat, client, request, tools)
+        token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
+        try:
+            response = client.create(request, tools, **params)
+        finally:
+            token_sink.reset(token)
+        self._model_responded(chat, client, response, started)
         return True, self._reply_from(response)
 
     async def a_generate_oai_reply(
@@ -44,18 +67,77 @@ class ModelReplyMixin:
         if client is None:
             return False, None
         request = self._model_request(messages, sender)
-        response = await client.a_create(request, self._tool_schemas())
+        tools = self._tool_schemas(messages)
+        chat = current_chat.get()
+        if chat is None or not (chat.budgets is not None or chat.observes_models or chat.streamers):
+            return True, self._reply_from(await client.a_create(request, tools))
+        params = self._call_parameters(chat, client, request, tools)
+        if params is None:
+            return True, None
+        if not (chat.observes_models or chat.streamers):
+            return True, self._reply_from(await client.a_create(request, tools, **params))
+        started = self._model_requested(chat, client, request, tools)
+        token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
+        try:
+            response = await client.a_create(request, tools, **params)
+        finally:
+            token_sink.reset(token)
+        self._model_responded(chat, client, response, started)
         return True, self._reply_from(response)
 
+    def _call_parameters(
+        self, chat: Chat, client: ModelClient, request: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The parameters the chat's budgets set for the call; ``None`` if they forbid it (the chat stops)."""
+        if chat.budgets is None:
+            return {}
+        allowed = chat.budgets.before_model_call(self.name, client, request, tools, chat.state.messages)
+        if isinstance(allowed, StopReason):
+            chat.note_reply_stop(self, allowed)
+            return None
+        return allowed
+
+    def _model_requested(
+        self, chat: Chat, client: ModelClient, request: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> float:
+        if chat.observes_models and chat.wants(ModelRequested):
+            chat.emit(ModelRequested(self.name, model_name(client), len(request), len(tools)))
+        return time.perf_counter()
+
+    def _model_responded(
+        self, chat: Chat, client: ModelClient, response: ModelResponse, started: float
+    ) -> None:
+        if not (chat.observes_models and chat.wants(ModelResponded)):
+            return
+        usage = response.usage
+        chat.emit(
+            ModelResponded(
+                self.name,
+                response.model or model_name(client),
+                time.perf_counter() - started,
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                response.cost,
+                response.cached,
+            )
+        )
+
     def _model_request(self, messages: list[Message] | None, sender: Agent | None) -> Sequence[Message]:
-        view = self._views.get(sender) if sender is not None else None
-        if messages is None and view is not None:
-            messages = view.messages
-        if view is not None and messages is view.messages:
-            flat = view.model_messages
+        chat = current_chat.get()
+        if chat is not None:
+            view = chat.views.get(self)  # type: ignore[call-overload]
+            if view is not None and messages is view.messages:
+                if chat.state.system_messages:
+                    return MessageSequence(self._system_messages(chat), view.model_messages)
+                return MessageSequence(self._oai_system_message, view.model_messages)
+        found = self._find_view(sender) if sender is not None else None
+        if messages is None and found is not None:
+            messages = found.messages
+        if found is not None and messages is found.messages:
+            flat = found.model_messages
         else:
             flat = flatten_for_model(messages or [])
-        return MessageSequence(self._oai_system_message, flat)
+        return MessageSequence(self._system_messages(chat), flat)
 
     @property
     def usage_summary(self) -> UsageSummary:
@@ -66,19 +148,36 @@ class ModelReplyMixin:
 
     def _record_usage(self, response: ModelResponse) -> None:
         self.usage_summary.add(response)
-        if self._chat is not None:
-            self._chat.usage.add(response)
+        chat = current_chat.get()
+        if chat is not None:
+            chat.state.usage.add(response)
+            if chat.journal is not None:
+                chat.journal.usage.append(usage_data(response))
+            if chat.budgets is not None:
+                chat.budgets.spend_model_call(self.name, response)
 
     def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
         self._record_usage(response)
         message = response.message
         if message.get("tool_calls"):
-            return {
-                "content": message.get("content"),
-                "role": "assistant",
-                "tool_calls": message["tool_calls"],
-            }
+            return Reply(content=message.get("content"), role="assistant", tool_calls=message["tool_calls"])
         return message.get("content") or ""
+
+
+def _streams(client: Any) -> bool:
+    """Whether the client's requests ask for a streamed reply (``"stream": True`` in ``llm_config``)."""
+    params = getattr(client, "params", None)
+    return isinstance(params, dict) and bool(params.get("stream"))
+
+
+def model_name(client: Any) -> str:
+    """The name of a client's model, for events (a config list's first model)."""
+    model = getattr(client, "model", None)
+    if model is None:
+        configs = getattr(client, "config_list", None)
+        if configs:
+            model = configs[0].get("model")
+    return str(model or type(client).__name__)
 
 
 def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:

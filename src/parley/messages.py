@@ -28,30 +28,117 @@ def content_str(content: Any) -> str:
     return str(content)
 
 
+class Reply(dict[str, Any]):
+    """A message parley built itself (a model's tool calls, a tool reply): valid by construction, so the
+    conversation logs it as it is, only adding the speaker's name."""
+
+    __slots__ = ()
+
+
 def to_message(message: Any, *, parameter: str = "message") -> Message:
-    """Turn a string or a message dict into a new message dict, or fail naming ``parameter``.
+    """Turn a string, a list of content parts or a message dict into a new message dict, or fail
+    naming ``parameter``.
+
+    A message's ``content`` is text, a list of content parts in OpenAI's format (``{"type": "text",
+    "text": ...}`` and ``{"type": "image_url", "image_url": {"url": ...}}``), or ``None`` beside
+    ``tool_calls``.
 
     Raises:
-        TypeError: ``message`` is neither a string nor a dict.
-        ValueError: the dict has neither ``content`` nor ``tool_calls``.
+        TypeError: ``message``, its content, or another of its keys has the wrong type.
+        ValueError: the dict has neither ``content`` nor ``tool_calls``, or a content part or tool call
+            is malformed.
     """
     if isinstance(message, str):
         return {"content": message}
     if not isinstance(message, dict):
+        if isinstance(message, list):
+            return {"content": checked_content_parts(message, parameter)}
         raise TypeError(
-            f"{parameter} must be a string or a message dict, not {type(message).__name__}: {message!r:.80}"
+            f"{parameter} must be a string or a message dict (or a list of content parts), not "
+            f"{type(message).__name__}: {message!r:.80}"
         )
     kept = {key: value for key, value in message.items() if value is not None and key in _KEPT}
-    if "content" not in kept:
+    content = kept.get("content")
+    if content is None:
         if not (kept.get("tool_calls") or kept.get("function_call")):
-            raise ValueError(f"{parameter} needs 'content' or 'tool_calls'; got keys {sorted(message)}")
+            raise ValueError(
+                f"{parameter} needs 'content' or 'tool_calls'; got keys {sorted(message, key=str)}"
+            )
         kept["content"] = None
+    elif type(content) is not str:
+        if not isinstance(content, list):
+            raise TypeError(
+                f"{parameter}['content'] must be a string, a list of content parts or None, not "
+                f"{type(content).__name__}: {content!r:.80}"
+            )
+        checked_content_parts(content, f"{parameter}['content']")
+    name = kept.get("name")
+    if name is not None and type(name) is not str:
+        raise TypeError(f"{parameter}['name'] must be a string, not {type(name).__name__}: {name!r:.80}")
+    if "tool_calls" in kept or "tool_responses" in kept:
+        _check_tool_keys(kept, parameter)
     role = message.get("role")
     if role in ("tool", "function"):
         kept["role"] = role
     elif "override_role" in message:
-        kept["role"] = message["override_role"]
+        role = message["override_role"]
+        if not isinstance(role, str):
+            raise TypeError(
+                f"{parameter}['override_role'] must be a string, not {type(role).__name__}: {role!r:.80}"
+            )
+        kept["role"] = role
     return kept
+
+
+#: The kinds of content part a message may hold.
+CONTENT_PART_TYPES = ("text", "image_url")
+
+
+def checked_content_parts(parts: list[Any], parameter: str = "content") -> list[Any]:
+    """``parts`` if it is a list of OpenAI content parts (text and images), else an error naming the part."""
+    for index, part in enumerate(parts):
+        where = f"{parameter}[{index}]"
+        if not isinstance(part, dict):
+            raise TypeError(f"{where} must be a content part dict, not {type(part).__name__}: {part!r:.80}")
+        kind = part.get("type")
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise ValueError(f"{where} is a text part, so its 'text' must be a string: {part!r:.80}")
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            if not isinstance(url, str):
+                raise ValueError(
+                    f"{where} is an image part, so it needs 'image_url': {{'url': <a URL or data URL>}}: "
+                    f"{part!r:.80}"
+                )
+        else:
+            raise ValueError(
+                f"{where} has type {kind!r}; content parts are of the types {list(CONTENT_PART_TYPES)}"
+            )
+    return parts
+
+
+def _check_tool_keys(kept: Message, parameter: str) -> None:
+    """A message's ``tool_calls`` is a list of well-formed calls, its ``tool_responses`` a list of dicts."""
+    calls = kept.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise TypeError(
+                f"{parameter}['tool_calls'] must be a list, not {type(calls).__name__}: {calls!r:.80}"
+            )
+        for index, call in enumerate(calls):
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise ValueError(
+                    f"{parameter}['tool_calls'][{index}] must be {{'id': ..., 'type': 'function', "
+                    f"'function': {{'name': <str>, 'arguments': <JSON text>}}}}, not {call!r:.80}"
+                )
+    responses = kept.get("tool_responses")
+    if responses is not None and not (
+        isinstance(responses, list) and all(isinstance(response, dict) for response in responses)
+    ):
+        raise TypeError(f"{parameter}['tool_responses'] must be a list of message dicts: {responses!r:.80}")
 
 
 def to_logged(message: Any, speaker_name: str, *, parameter: str | None = None) -> Message:
@@ -64,6 +151,10 @@ def to_logged(message: Any, speaker_name: str, *, parameter: str | None = None) 
     """
     if type(message) is str:
         return {"content": message, "role": "user", "name": speaker_name}
+    if type(message) is Reply:
+        if "name" not in message:
+            message["name"] = speaker_name
+        return message
     try:
         logged = to_message(message)
     except (TypeError, ValueError):
@@ -120,14 +211,15 @@ class MessageSequence(Sequence[Message]):
     ``list()`` to keep it.
     """
 
-    __slots__ = ("_head", "_tail")
+    __slots__ = ("_tail", "head")
 
     def __init__(self, head: Sequence[Message], tail: Sequence[Message]) -> None:
-        self._head = head
+        self.head = head
+        """The messages before the conversation (the system message)."""
         self._tail = tail
 
     def __len__(self) -> int:
-        return len(self._head) + len(self._tail)
+        return len(self.head) + len(self._tail)
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -141,11 +233,11 @@ class MessageSequence(Sequence[Message]):
             index += size
         if not 0 <= index < size:
             raise IndexError("message index out of range")
-        head = len(self._head)
-        return self._head[index] if index < head else self._tail[index - head]
+        head = len(self.head)
+        return self.head[index] if index < head else self._tail[index - head]
 
     def __iter__(self) -> Iterator[Message]:
-        yield from self._head
+        yield from self.head
         yield from self._tail
 
     def __repr__(self) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from parley.coroutines import run_sync
@@ -89,31 +90,55 @@ def _arity(function: Callable[..., Any], low: int, high: int) -> int:
 # chat queues
 
 
-def initiate_chats(chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+def initiate_chats(
+    chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+) -> list[ChatResult]:
     """Run chats one after another; each gets the summaries of the earlier ones as ``carryover``.
 
     Each entry holds ``initiate_chat``'s arguments plus ``sender`` and ``recipient``; or, to run a swarm,
-    ``"swarm": {initiate_swarm_chat's arguments but messages}`` with ``message``.
+    ``"swarm": {initiate_swarm_chat's arguments but messages}`` with ``message``. With ``store``, every
+    chat of the queue is durable, with the ids ``chat_id``, ``chat_id.2``, ``chat_id.3``...: re-running
+    the queue after a crash returns the finished chats' results and continues the unfinished one.
     """
-    finished: list[ChatResult] = []
-    for index, entry in enumerate(chat_queue):
-        kind, arguments = _prepared(entry, index, finished)
-        finished.append(
-            _run_swarm(arguments) if kind == "swarm" else arguments.pop("sender").initiate_chat(**arguments)
-        )
-    return finished
+    with _queue_scope(store, chat_id):
+        finished: list[ChatResult] = []
+        for index, entry in enumerate(chat_queue):
+            kind, arguments = _prepared(entry, index, finished)
+            finished.append(
+                _run_swarm(arguments)
+                if kind == "swarm"
+                else arguments.pop("sender").initiate_chat(**arguments)
+            )
+        return finished
 
 
-async def a_initiate_chats(chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+async def a_initiate_chats(
+    chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+) -> list[ChatResult]:
     """Async twin of :func:`initiate_chats`."""
-    finished: list[ChatResult] = []
-    for index, entry in enumerate(chat_queue):
-        kind, arguments = _prepared(entry, index, finished)
-        if kind == "swarm":
-            finished.append(await _a_run_swarm(arguments))
-        else:
-            finished.append(await arguments.pop("sender").a_initiate_chat(**arguments))
-    return finished
+    with _queue_scope(store, chat_id):
+        finished: list[ChatResult] = []
+        for index, entry in enumerate(chat_queue):
+            kind, arguments = _prepared(entry, index, finished)
+            if kind == "swarm":
+                finished.append(await _a_run_swarm(arguments))
+            else:
+                finished.append(await arguments.pop("sender").a_initiate_chat(**arguments))
+        return finished
+
+
+@contextmanager
+def _queue_scope(store: Any, chat_id: str | None) -> Iterator[None]:
+    if store is None and chat_id is None:
+        yield
+        return
+    if store is None:
+        raise ValueError("initiate_chats(chat_id=...) needs a store= to keep the chats in")
+    from parley.durable import ChatScope, open_store, scoped
+    from parley.engine import new_chat_id
+
+    with scoped(ChatScope(open_store(store), chat_id or new_chat_id())):
+        yield
 
 
 def _prepared(entry: dict[str, Any], index: int, finished: list[ChatResult]) -> tuple[str, dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from parley.agent import Agent, ConversableAgent
 from parley.engine import run_sync
 from parley.events import Notice
+from parley.exceptions import UndefinedNextAgentError
 from parley.messages import Message, content_str
 from parley.termination import StopKind, StopReason
 
@@ -78,7 +79,7 @@ def next_in_turn(agents: Sequence[Agent], last: Agent | None, candidates: Sequen
         index = _index(candidates, agents[(start + offset) % len(agents)])
         if index >= 0:
             return candidates[index]
-    raise ValueError("next_in_turn needs candidates taken from agents")
+    raise UndefinedNextAgentError("none of the agents to choose from is an agent of the group")
 
 
 def mentioned_agents(answer: str, candidates: Sequence[A]) -> list[A]:
@@ -154,6 +155,7 @@ class SpeakerSelection:
         self.groupchat = groupchat
         self.manager = manager
         self.auto = AutoSelection(groupchat, manager)
+        self._why = ""
         self._allowed: dict[ConversableAgent, list[ConversableAgent]] = {}
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
@@ -165,7 +167,11 @@ class SpeakerSelection:
     async def _next(self, chat: Chat, *, sync: bool) -> ConversableAgent | StopReason:
         choice = await self._choose(chat, sync)
         if isinstance(choice, ConversableAgent):
-            chat.announce_speaker(choice)
+            if chat.journal is not None:
+                method = self.groupchat.speaker_selection_method
+                if not (isinstance(method, str) and method.lower() == "round_robin"):
+                    chat.record_turn(choice)
+            chat.announce_speaker(choice, self._why)
         return choice
 
     async def _choose(self, chat: Chat, sync: bool) -> ConversableAgent | StopReason:
@@ -182,6 +188,7 @@ class SpeakerSelection:
                     _name(last),
                 )
             if isinstance(picked, Agent):
+                self._why = f"the speaker selection function {_function_name(method)} chose it"
                 return self._checked_pick(picked, last, method)
             if not isinstance(picked, str):
                 raise TypeError(
@@ -192,17 +199,27 @@ class SpeakerSelection:
             name = check_method(picked, source=f"speaker_selection_method {_function_name(method)} returned")
         else:
             name = check_method(method)
+        if len(groupchat.agents) < 2:
+            raise ValueError(
+                f"GroupChat is underpopulated with {len(groupchat.agents)} agents: speaker_selection_method "
+                f"{name!r} needs two or more (a callable can choose in a group of one)"
+            )
         candidates = self.candidates(chat)
         if isinstance(candidates, StopReason):
             return candidates
         if len(candidates) == 1:
+            self._why = "the only agent allowed to speak next"
             return candidates[0]
         if name == "round_robin":
+            self._why = "round robin: next in turn"
             return next_in_turn(groupchat.agents, last, candidates)
         if name == "random":
+            self._why = "chosen at random"
             return random.choice(candidates)
         if name == "manual":
+            self._why = "chosen by the human"
             return await self._manual(chat, candidates, sync)
+        self._why = f"the model of {self.manager.name} named it"
         return await self.auto.select(chat, candidates, sync)
 
     def _allowed_after(self, last: ConversableAgent) -> list[ConversableAgent]:
@@ -230,8 +247,9 @@ class SpeakerSelection:
                 )
         else:
             candidates = list(agents)
-        if groupchat.func_call_filter and chat.messages:
-            functions = _called_functions(chat.messages[-1])
+        messages = chat.state.messages
+        if groupchat.func_call_filter and messages:
+            functions = _called_functions(messages[-1])
             if functions:
                 return self._executors(candidates, functions, last)
         return candidates
@@ -279,6 +297,12 @@ class SpeakerSelection:
         self, chat: Chat, candidates: list[ConversableAgent], sync: bool
     ) -> ConversableAgent | StopReason:
         manager = self.manager
+        groupchat = self.groupchat
+        if type(groupchat).manual_select_speaker is not _base_manual_select_speaker():
+            picked = groupchat.manual_select_speaker(candidates)
+            if picked is None:
+                return next_in_turn(groupchat.agents, chat.last_speaker, candidates)
+            return self._checked_pick(picked, chat.last_speaker, groupchat.manual_select_speaker)
         listing = "\n".join(f"{number}: {agent.name}" for number, agent in enumerate(candidates, 1))
         prompt = (
             f"Choose the next speaker:\n{listing}\n"
@@ -288,16 +312,7 @@ class SpeakerSelection:
         problem = ""
         fallback = next_in_turn(self.groupchat.agents, chat.last_speaker, candidates)
         for _ in range(MANUAL_ATTEMPTS):
-            answer = (
-                manager.get_human_input(problem + prompt)
-                if sync
-                else await manager.a_get_human_input(problem + prompt)
-            )
-            if not isinstance(answer, str):
-                raise TypeError(
-                    f"get_human_input of {manager.name} must return a string, returned {answer!r}"
-                )
-            chat.human_input.append(answer)
+            answer = await manager._ask_human(problem + prompt, sync, chat)
             text = answer.strip()
             if text.lower() == "exit":
                 return StopReason(
@@ -334,6 +349,11 @@ class AutoSelection:
     reminder (``select_speaker_auto_none_template`` or ``select_speaker_auto_multiple_template``) are
     added and the model is asked again, up to ``max_retries_for_selecting_speaker`` times. Then the next
     candidate in turn speaks, and a :class:`~parley.events.Notice` says so.
+
+    The model is ``select_speaker_auto_llm_config``'s if the group chat has one, else the manager's.
+    ``select_speaker_transform_messages`` (an object with ``apply_transforms(messages)``, as AG2's
+    ``TransformMessages``) rewrites the conversation part of each request; with
+    ``select_speaker_auto_verbose`` every answer and its outcome are told to the chat's listeners.
     """
 
     def __init__(self, groupchat: GroupChat, manager: GroupChatManager) -> None:
@@ -341,6 +361,10 @@ class AutoSelection:
         self.manager = manager
         self.transcript: list[Message] = []
         self._read = 0
+
+    def forget(self, keep: int = 0) -> None:
+        """Forget the conversation read so far, but its ``keep`` latest messages (a cleared history)."""
+        self.transcript = self.transcript[-keep:] if keep else []
 
     def conversation(self, log: list[Message]) -> list[Message]:
         """The conversation as the model reads it, brought up to date with the new messages only."""
@@ -350,9 +374,12 @@ class AutoSelection:
         self._read = len(log)
         return self.transcript
 
-    async def select(self, chat: Chat, candidates: list[ConversableAgent], sync: bool) -> ConversableAgent:
+    async def select(
+        self, chat: Chat, candidates: list[ConversableAgent], sync: bool, *, prompt: str | None = None
+    ) -> ConversableAgent | StopReason:
+        """Ask the model which candidate speaks next; ``prompt`` replaces the closing instruction."""
         groupchat, manager = self.groupchat, self.manager
-        client = manager.client
+        client = groupchat.selector_client() or manager.client
         if client is None:
             raise ValueError(
                 f"speaker_selection_method 'auto' needs a model to choose the next speaker, but the "
@@ -361,18 +388,38 @@ class AutoSelection:
         names = agent_list(candidates)
         role = groupchat.role_for_select_speaker_messages
         request: list[Message] = [{"role": "system", "content": groupchat.select_speaker_msg(candidates)}]
-        request.extend(self.conversation(chat.messages))
-        prompt = groupchat.select_speaker_prompt(candidates)
+        conversation = self.conversation(chat.messages)
+        transforms = groupchat.select_speaker_transform_messages
+        if transforms is not None:
+            conversation = transforms.apply_transforms([dict(message) for message in conversation])
+        request.extend(conversation)
+        if prompt is None:
+            prompt = groupchat.select_speaker_prompt(candidates)
         if prompt is not None:
             request.append({"role": role, "content": prompt})
         attempts = 1 + groupchat.max_retries_for_selecting_speaker
         answer = ""
         for attempt in range(1, attempts + 1):
-            response = client.create(request) if sync else await client.a_create(request)
+            params: dict[str, Any] = {}
+            if chat.budgets is not None:
+                allowed = chat.budgets.before_model_call(
+                    manager.name, client, request, [], chat.state.messages
+                )
+                if isinstance(allowed, StopReason):
+                    return allowed
+                params = allowed
+            response = client.create(request, **params) if sync else await client.a_create(request, **params)
             manager.usage_summary.add(response)
-            chat.usage.add(response)
+            chat.add_usage(response, manager.name)
             answer = content_str(response.message.get("content"))
             mentioned = mentioned_agents(answer, candidates)
+            if groupchat.select_speaker_auto_verbose:
+                outcome = (
+                    f"selected {mentioned[0].name}"
+                    if len(mentioned) == 1
+                    else f"named {len(mentioned)} of the candidates"
+                )
+                _notice(chat, f"Speaker selection, attempt {attempt}: {answer!r} ({outcome})")
             if len(mentioned) == 1:
                 return mentioned[0]
             if attempt < attempts:
@@ -403,8 +450,14 @@ def _as_text(message: Message) -> Message:
     return {"role": "user", "name": message.get("name"), "content": text.strip()}
 
 
+def _base_manual_select_speaker() -> Any:
+    from parley.groupchat import GroupChat
+
+    return GroupChat.manual_select_speaker
+
+
 def _notice(chat: Chat, text: str) -> None:
-    if chat.listeners:
+    if chat.listeners and chat.wants(Notice):
         chat.emit(Notice(text))
 
 

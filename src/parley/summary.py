@@ -36,7 +36,8 @@ async def summarize(
     *,
     sync: bool,
 ) -> Any:
-    """The summary of the chat between ``sender`` (the initiator) and ``recipient``."""
+    """The summary of the chat between ``sender`` (the initiator) and ``recipient``, as text (see
+    :func:`summary_text`)."""
     if summary_method is None:
         return ""
     if summary_method == "last_msg":
@@ -44,13 +45,25 @@ async def summarize(
     if summary_method == "reflection_with_llm":
         return await reflect_with_llm(sender, recipient, summary_args, sync=sync)
     assert callable(summary_method)
-    return summary_method(sender, recipient, summary_args)
+    return summary_text(summary_method(sender, recipient, summary_args))
+
+
+def summary_text(value: Any) -> str:
+    """A summary method's result as text: a message dict gives its ``content``, ``None`` gives ``""``,
+    anything else its ``str``."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return summary_text(value.get("content", ""))
+    return str(value)
 
 
 def conversation_of(sender: ConversableAgent, recipient: ConversableAgent) -> list[Message]:
     """The chat as the recipient saw it, or as the sender saw it if the recipient keeps no view
     (a group chat manager)."""
-    view = recipient._views.get(sender)
+    view = recipient._find_view(sender)
     return (
         view.messages if view is not None and view.messages else sender.chat_messages_for_summary(recipient)
     )
@@ -111,5 +124,5 @@ async def summarize_with_model(
         raise ValueError(no_model)
     request = MessageSequence(flatten_for_model(messages), [{"role": role, "content": prompt}])
     response = client.create(request) if sync else await client.a_create(request)
-    usage_on._record_usage(response)
+    usage_on._record_usage(response)  # counts against the chat's budgets too
     return content_str(response.message.get("content"))

@@ -80,14 +80,15 @@ class MaxMessages:
     count_tool_results: bool = True
 
     def check(self, chat: Chat) -> StopReason | None:
+        state = chat.state
         if self.count_tool_results:
-            count = chat.rounds
-        elif chat.messages and chat.messages[-1].get("tool_calls"):
+            count = state.rounds
+        elif state.messages and state.messages[-1].get("tool_calls"):
             return None
         else:
-            count = chat.rounds - chat.tool_result_rounds
+            count = state.rounds - state.tool_result_rounds
         if count >= self.limit:
-            return StopReason(self.kind, self.detail, chat.last_speaker_name)
+            return StopReason(self.kind, self.detail, state.last_speaker)
         return None
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from parley.events import ContextUpdated, ToolExecuting
-from parley.messages import Message
+from parley.engine import current_chat
+from parley.events import ContextUpdated, ToolExecuting, ToolFinished
+from parley.journal import handoff_data, handoff_from_data
+from parley.messages import Message, Reply
 from parley.models.base import ModelClient
-from parley.tools import HandoffCheck, Tool, ToolOutcome, a_run_tool_calls, as_tool, run_tool_calls
+from parley.tool_calls import HandoffCheck, ToolOutcome, a_run_tool_calls, result_text, run_tool_calls
+from parley.tools import Tool, ToolResult, as_tool
 
 if TYPE_CHECKING:
     from parley.agent import Agent, ConversableAgent
@@ -16,17 +21,25 @@ if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
 
 
+OVER_BUDGET: dict[str, Any] = {}
+"""What :meth:`ToolUseMixin._own_tool_reply` returns when a budget forbids the tool calls (no reply)."""
+
+
 class ToolUseMixin:
     """Tool registration and the tool-execution reply function of :class:`~parley.agent.ConversableAgent`."""
 
     name: str
     client: ModelClient | None
-    _chat: Chat | None
+    llm_config: Any
     _context_variables: dict[str, Any]
     _function_map: dict[str, Tool]
     _llm_tools: dict[str, Tool]
+    _offered: dict[str, dict[str, Any]]
+    _function_style: set[str]
     _llm_tool_schemas: list[dict[str, Any]] | None
     _handoffs: Handoffs | None
+    _tools_version: int
+    tool_timeout: float | None
 
     _view_messages: Callable[[Agent | None], list[Message]]
 
@@ -37,47 +50,178 @@ class ToolUseMixin:
         calls = self._pending_tool_calls(messages, sender)
         if not calls:
             return False, None
-        return True, self._tool_reply(
-            run_tool_calls(calls, self._function_map, self._context_variables, self._execution_listener())
-        )
+        chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return True, None
+        options = self._tool_options(chat, calls, None)
+        outcomes = run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
+        return True, self._tool_reply(outcomes, chat)
 
     async def a_generate_tool_calls_reply(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
     ) -> tuple[bool, dict[str, Any] | None]:
-        """Async twin of :meth:`generate_tool_calls_reply`: async tools run concurrently."""
+        """Async twin of :meth:`generate_tool_calls_reply`: calls run concurrently where they can."""
         calls = self._pending_tool_calls(messages, sender)
         if not calls:
             return False, None
-        outcomes = await a_run_tool_calls(
-            calls, self._function_map, self._context_variables, self._execution_listener()
-        )
-        return True, self._tool_reply(outcomes)
+        chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return True, None
+        options = self._tool_options(chat, calls, None)
+        outcomes = await a_run_tool_calls(calls, self._function_map, self._context_of(chat), **options)
+        return True, self._tool_reply(outcomes, chat)
+
+    def generate_function_call_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Run the legacy ``function_call`` of the last message and reply with a ``role: "function"``
+        message (``(False, None)`` when the last message has none)."""
+        if messages and "function_call" not in messages[-1]:
+            return False, None
+        call = self._pending_function_call(messages, sender)
+        if call is None:
+            return False, None
+        _, result = self.execute_function(call)
+        return True, _as_function_message(result)
+
+    async def a_generate_function_call_reply(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Async twin of :meth:`generate_function_call_reply`."""
+        call = self._pending_function_call(messages, sender)
+        if call is None:
+            return False, None
+        _, result = await self.a_execute_function(call)
+        return True, _as_function_message(result)
+
+    def _pending_function_call(self, messages: list[Message] | None, sender: Agent | None) -> Any:
+        if messages is None:
+            messages = self._view_messages(sender)
+        if not messages:
+            return None
+        return messages[-1].get("function_call") or None
+
+    def execute_function(
+        self, func_call: dict[str, Any], call_id: str | None = None, verbose: bool = False
+    ) -> tuple[bool, dict[str, Any]]:
+        """Run one call (``{"name": ..., "arguments": "<JSON>"}``) with this agent's functions.
+
+        Returns:
+            ``(success, {"name": ..., "role": "function", "content": ...})``: the content is what the
+            function returned, or an ``Error: ...`` text (unknown function, bad arguments, or what it
+            raised).
+        """
+        prepared = self._prepare_call(func_call, call_id)
+        if isinstance(prepared, dict):
+            return False, prepared
+        tool, arguments, name = prepared
+        self._announce_execution(name, arguments, call_id, verbose)
+        try:
+            content = tool.func(**arguments)
+            if inspect.isawaitable(content):
+                from parley.coroutines import run_sync
+
+                content = run_sync(_awaited(content))
+        except Exception as error:
+            return False, {"name": name, "role": "function", "content": f"Error: {error}"}
+        return True, {"name": name, "role": "function", "content": content}
+
+    async def a_execute_function(
+        self, func_call: dict[str, Any], call_id: str | None = None, verbose: bool = False
+    ) -> tuple[bool, dict[str, Any]]:
+        """Async twin of :meth:`execute_function`: an async function is awaited."""
+        prepared = self._prepare_call(func_call, call_id)
+        if isinstance(prepared, dict):
+            return False, prepared
+        tool, arguments, name = prepared
+        self._announce_execution(name, arguments, call_id, verbose)
+        try:
+            content = tool.func(**arguments)
+            if inspect.isawaitable(content):
+                content = await content
+        except Exception as error:
+            return False, {"name": name, "role": "function", "content": f"Error: {error}"}
+        return True, {"name": name, "role": "function", "content": content}
+
+    def _prepare_call(
+        self, func_call: dict[str, Any], call_id: str | None
+    ) -> tuple[Tool, dict[str, Any], str] | dict[str, Any]:
+        """The tool and keyword arguments of a call, or the function message saying why it cannot run."""
+        if not isinstance(func_call, dict):
+            raise TypeError(f"func_call must be a dict with 'name' and 'arguments', not {func_call!r}")
+        name = func_call.get("name") or ""
+        tool = self._function_map.get(name)
+        if tool is None:
+            return {"name": name, "role": "function", "content": f"Error: Function {name} not found."}
+        try:
+            arguments = tool.parse_arguments(func_call.get("arguments"))
+        except ValueError as error:
+            return {"name": name, "role": "function", "content": f"Error: {error}"}
+        chat = current_chat.get()
+        context = self._context_of(chat)
+        return tool, tool.call_arguments(arguments, context, call_id), name
+
+    def _announce_execution(
+        self, name: str, arguments: dict[str, Any], call_id: str | None, verbose: bool
+    ) -> None:
+        chat = current_chat.get()
+        if chat is not None and chat.listeners and chat.wants(ToolExecuting):
+            chat.emit(ToolExecuting(self.name, name, json.dumps(arguments, default=str), call_id))
+        elif verbose:
+            print(f">>>>>>>> EXECUTING FUNCTION {name}... Input arguments: {arguments}")
 
     _runs_own_tools = False
     """Whether the agent runs its own tool calls, first thing in its next turn (agents of a swarm)."""
 
-    def _own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
-        """Run the tool calls of this agent's own last message; ``None`` if it has none pending.
+    def _own_tool_reply(
+        self, messages: list[Message], calls: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any] | None:
+        """Run the tool calls of this agent's own last message (or ``calls``); ``None`` if it has none
+        pending, :data:`OVER_BUDGET` if a budget forbids running them.
 
         ``context_variables`` is injected, context updates are applied, and a handoff a tool asks for
         is kept for the chat's next-speaker rule (the first valid one wins; later ones are answered as
-        not taken, invalid ones as errors).
+        not taken; one naming no agent of the chat is an error).
         """
-        calls = self._own_pending_calls(messages)
-        if not calls:
-            return None
-        tools, listener, check = self._own_tool_setup()
-        return self._tool_reply(run_tool_calls(calls, tools, self._context_variables, listener, check))
+        if calls is None:
+            last = messages[-1] if messages else None
+            if last is None or last.get("name") != self.name:
+                return None
+            calls = last.get("tool_calls")
+            if not calls:
+                return None
+        chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return OVER_BUDGET
+        tools = self._executable_tools()
+        if chat is not None and not (chat.listeners or chat.state.tool_results or chat.journal is not None):
+            check = getattr(chat.rule, "handoff_problem", None)
+            context = chat.state.context_variables
+            outcomes = run_tool_calls(calls, tools, context, check_handoff=check, timeout=self.tool_timeout)
+        else:
+            options = self._tool_options(chat, calls, _handoff_check(chat))
+            outcomes = run_tool_calls(calls, tools, self._context_of(chat), **options)
+        return self._tool_reply(outcomes, chat)
 
     async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
-        """Async twin of :meth:`_own_tool_reply`: async tools run concurrently."""
+        """Async twin of :meth:`_own_tool_reply`: calls run concurrently where they can."""
         calls = self._own_pending_calls(messages)
         if not calls:
             return None
-        tools, listener, check = self._own_tool_setup()
-        return self._tool_reply(
-            await a_run_tool_calls(calls, tools, self._context_variables, listener, check)
-        )
+        chat = current_chat.get()
+        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
+            return OVER_BUDGET
+        options = self._tool_options(chat, calls, _handoff_check(chat))
+        outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
+        return self._tool_reply(outcomes, chat)
+
+    def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
+        assert chat.budgets is not None
+        reason = chat.budgets.before_tool_calls(self.name, len(calls))
+        if reason is None:
+            return False
+        chat.note_reply_stop(self, reason)
+        return True
 
     def _own_pending_calls(self, messages: list[Message]) -> list[dict[str, Any]]:
         if not messages:
@@ -88,15 +232,62 @@ class ToolUseMixin:
         calls: list[dict[str, Any]] = last.get("tool_calls") or []
         return calls
 
-    def _own_tool_setup(
-        self,
-    ) -> tuple[Mapping[str, Tool], Callable[[str, str, str | None], None] | None, HandoffCheck | None]:
-        tools: Mapping[str, Tool] = self._function_map
-        if self._handoffs is not None and self._handoffs.llm_conditions:
-            tools = self._handoffs.with_tools(self._function_map)
-        rule = self._chat.rule if self._chat is not None else None
-        check: HandoffCheck | None = getattr(rule, "handoff_problem", None)
-        return tools, self._execution_listener(), check
+    def _executable_tools(self) -> Mapping[str, Tool]:
+        """The functions this agent runs, with its handoff tools (one map, rebuilt when either changes)."""
+        handoffs = self._handoffs
+        if handoffs is None or not handoffs.llm_conditions:
+            return self._function_map
+        if self._merged_versions != (self._tools_version, handoffs.version):
+            self._merged_tools = {**self._function_map, **handoffs.tools_by_name}
+            self._merged_versions = (self._tools_version, handoffs.version)
+        return self._merged_tools
+
+    _merged_versions: tuple[int, int] | None = None
+    _merged_tools: dict[str, Tool] = {}
+
+    def _executable_tool_names(self) -> set[str]:
+        names = set(self._function_map)
+        if self._handoffs is not None:
+            names.update(self._handoffs.tools_by_name)
+        return names
+
+    def _set_function(self, name: str, tool: Tool | None) -> None:
+        """Add, replace or (with ``None``) remove a function this agent executes."""
+        if tool is None:
+            self._function_map.pop(name, None)
+        else:
+            self._function_map[name] = tool
+        self._tools_version += 1
+
+    def _context_of(self, chat: Chat | None) -> dict[str, Any]:
+        return self._context_variables if chat is None else chat.state.context_variables
+
+    def _tool_options(
+        self, chat: Chat | None, calls: list[dict[str, Any]], check: HandoffCheck | None
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if check is not None:
+            options["check_handoff"] = check
+        if self.tool_timeout is not None:
+            options["timeout"] = self.tool_timeout
+        if chat is None:
+            return options
+        if chat.listeners and chat.wants(ToolExecuting):
+            name = self.name
+
+            def on_execute(tool: str, arguments: str, call_id: str | None) -> None:
+                chat.emit(ToolExecuting(name, tool, arguments, call_id))
+
+            options["on_execute"] = on_execute
+        if chat.state.tool_results:
+            options["known"] = {
+                index: outcome_from_data(data) for index, data in chat.state.tool_results.items()
+            }
+        if chat.journal is not None and len(calls) > 1:
+            options["on_outcome"] = lambda index, outcome: chat.record_tool_outcome(
+                index, outcome_data(outcome)
+            )
+        return options
 
     def _pending_tool_calls(
         self, messages: list[Message] | None, sender: Agent | None
@@ -108,44 +299,139 @@ class ToolUseMixin:
         calls: list[dict[str, Any]] = messages[-1].get("tool_calls") or []
         return calls
 
-    def _execution_listener(self) -> Callable[[str, str, str | None], None] | None:
-        """Where to announce each tool run: nowhere unless the chat has listeners."""
-        return self._on_execute if self._chat is not None and self._chat.listeners else None
-
-    def _on_execute(self, tool: str, arguments: str, call_id: str | None) -> None:
-        if self._chat is not None and self._chat.listeners:
-            self._chat.emit(ToolExecuting(self.name, tool, arguments, call_id))
-
-    def _tool_reply(self, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+    def _tool_reply(self, outcomes: list[ToolOutcome], chat: Chat | None) -> dict[str, Any]:
+        """The tool reply carrying ``outcomes``; their context changes and handoff go to the chat."""
+        context = self._context_of(chat)
+        results = chat is not None and bool(chat.listeners) and chat.wants(ToolFinished)
+        changes_seen = chat is not None and bool(chat.listeners) and chat.wants(ContextUpdated)
         handoff = None
         for outcome in outcomes:
-            if outcome.context_updates:
-                self._context_variables.update(outcome.context_updates)
-                if self._chat is not None and self._chat.listeners:
-                    self._chat.emit(ContextUpdated(self.name, outcome.context_updates))
-            if handoff is None:
+            if results:
+                assert chat is not None
+                chat.emit(
+                    ToolFinished(
+                        self.name,
+                        outcome.name,
+                        outcome.call_id,
+                        outcome.content,
+                        outcome.duration_s,
+                        outcome.error,
+                    )
+                )
+            if outcome.context_set or outcome.context_removed:
+                context.update(outcome.context_set)
+                for key in outcome.context_removed:
+                    context.pop(key, None)
+                if changes_seen:
+                    assert chat is not None
+                    changes = dict(outcome.context_set)
+                    chat.emit(ContextUpdated(self.name, changes, list(outcome.context_removed)))
+            if handoff is None and outcome.handoff is not None:
                 handoff = outcome.handoff
-        self._handoff_requested = handoff
+                if chat is not None:
+                    chat.handoff_tool = outcome.name
+        if chat is not None:
+            chat.state.handoff = handoff
         responses = [outcome.as_tool_message() for outcome in outcomes]
         content = (
             responses[0]["content"] if len(responses) == 1 else "\n\n".join(r["content"] for r in responses)
         )
-        return {"role": "tool", "tool_responses": responses, "content": content}
-
-    _handoff_requested: Any = None
+        return Reply(role="tool", tool_responses=responses, content=content)
 
     # ------------------------------------------------------------------------------------------------
     # tools
 
     def _add_llm_tool(self, tool: Tool) -> None:
         self._llm_tools[tool.name] = tool
-        self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
+        self._offer(tool.name, tool.schema, function_style=False)
 
-    def _tool_schemas(self) -> list[dict[str, Any]]:
+    def _offer(self, name: str, schema: dict[str, Any] | None, *, function_style: bool) -> None:
+        """Offer the model a tool schema (``None``: stop offering it), and keep ``llm_config``'s
+        ``tools``/``functions`` lists as AG2 keeps them."""
+        if schema is None:
+            self._offered.pop(name, None)
+            self._llm_tools.pop(name, None)
+        else:
+            self._offered[name] = schema
+        if function_style:
+            self._function_style.add(name)
+        elif schema is not None:
+            self._function_style.discard(name)
+        self._llm_tool_schemas = list(self._offered.values())
+        if isinstance(self.llm_config, dict):
+            key = "functions" if function_style else "tools"
+            self.llm_config[key] = [
+                schema["function"] if key == "functions" else schema
+                for tool_name, schema in self._offered.items()
+                if (tool_name in self._function_style) == function_style
+            ]
+
+    def _offer_from_llm_config(self) -> None:
+        """Offer the tools and functions an AG2 ``llm_config`` lists."""
+        if not isinstance(self.llm_config, dict):
+            return
+        for schema in self.llm_config.get("tools") or ():
+            self._offered[_tool_name(schema, "llm_config['tools']")] = schema
+        for signature in self.llm_config.get("functions") or ():
+            name = _function_name(signature, "llm_config['functions']")
+            self._offered[name] = {"type": "function", "function": signature}
+            self._function_style.add(name)
+        if self._offered:
+            self._llm_tool_schemas = list(self._offered.values())
+
+    def update_tool_signature(
+        self, tool_sig: str | dict[str, Any], is_remove: bool, silent_override: bool = False
+    ) -> None:
+        """Offer the model a tool schema (``{"type": "function", "function": {"name": ...}}``), replacing
+        one of the same name, or with ``is_remove`` stop offering the tool named ``tool_sig``.
+
+        Raises:
+            RuntimeError: the agent has no model.
+            ValueError: the schema has no name, or there is no such tool to remove.
+        """
+        self._update_signature(tool_sig, is_remove, function_style=False)
+
+    def update_function_signature(
+        self, func_sig: str | dict[str, Any], is_remove: bool, silent_override: bool = False
+    ) -> None:
+        """Like :meth:`update_tool_signature`, for a legacy function signature (``{"name": ...,
+        "description": ..., "parameters": ...}``, kept in ``llm_config["functions"]``). The model is
+        offered it as a tool.
+        """
+        self._update_signature(func_sig, is_remove, function_style=True)
+
+    def _update_signature(
+        self, signature: str | dict[str, Any], is_remove: bool, *, function_style: bool
+    ) -> None:
+        kind = "function" if function_style else "tool"
+        if self.client is None:
+            raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot be offered a {kind}")
+        if is_remove:
+            name = signature if isinstance(signature, str) else None
+            if isinstance(signature, dict):
+                name = (
+                    signature.get("name") if function_style else (signature.get("function") or {}).get("name")
+                )
+            if name not in self._offered or (name in self._function_style) != function_style:
+                raise ValueError(f"{self.name} offers no {kind} named {name!r}")
+            self._offer(name, None, function_style=function_style)
+            return
+        if not isinstance(signature, dict):
+            raise ValueError(f"a {kind} signature must be a dict, not {signature!r}")
+        if function_style:
+            name = _function_name(signature, "the function signature")
+            self._offer(name, {"type": "function", "function": signature}, function_style=True)
+        else:
+            self._offer(_tool_name(signature, "the tool signature"), signature, function_style=False)
+
+    def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
+        """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
+        available now."""
         if self._llm_tool_schemas is None:
-            self._llm_tool_schemas = [tool.schema for tool in self._llm_tools.values()]
-        if self._handoffs is not None and self._handoffs.offered_schemas:
-            return self._handoffs.offered_with(self._llm_tool_schemas)
+            self._llm_tool_schemas = list(self._offered.values())
+        handoffs = self._handoffs
+        if handoffs is not None and handoffs.llm_conditions:
+            return handoffs.offered_with(self, messages or [], self._llm_tool_schemas)  # type: ignore[arg-type]
         return self._llm_tool_schemas
 
     @property
@@ -159,29 +445,61 @@ class ToolUseMixin:
         return dict(self._function_map)
 
     def register_for_llm(
-        self, *, name: str | None = None, description: str | None = None, api_style: str = "tool"
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        api_style: str = "tool",
+        silent_override: bool = False,
     ) -> Callable[[Callable[..., Any]], Tool]:
-        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature."""
+        """Decorator: offer the function to this agent's model as a tool, with a schema from its signature.
+
+        The schema is added to ``llm_config["tools"]`` (``api_style="function"``: to
+        ``llm_config["functions"]``, AG2's legacy form), as AG2 does.
+        """
+        if api_style not in ("tool", "function"):
+            raise ValueError(f"api_style must be 'tool' or 'function', not {api_style!r}")
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name, description=description)
             if self.client is None:
                 raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot call tools")
-            self._add_llm_tool(tool)
+            self._llm_tools[tool.name] = tool
+            self._offer(tool.name, tool.schema, function_style=api_style == "function")
             return tool
 
         return decorator
 
     def register_for_execution(
-        self, name: str | None = None, *, in_thread: bool = False
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        in_thread: bool = True,
+        timeout: float | None = None,
+        serialize: bool = True,
+        silent_override: bool = False,
     ) -> Callable[[Callable[..., Any]], Tool]:
-        """Decorator: let this agent execute the function when another agent's model calls it."""
+        """Decorator: let this agent execute the function when another agent's model calls it.
+
+        In asynchronous chats a synchronous function runs in a worker thread, so that it does not block
+        the event loop; ``in_thread=False`` calls it directly (for quick functions). ``timeout``
+        (seconds) bounds each call (default: the agent's ``tool_timeout``). ``serialize`` and
+        ``silent_override`` are AG2's and change nothing here (results are always sent as text).
+        """
 
         def decorator(func: Callable[..., Any]) -> Tool:
-            tool = as_tool(func, name=name)
-            if in_thread:
-                tool = Tool(tool.func, name=tool.name, description=tool.description, in_thread=True)
-            self._function_map[tool.name] = tool
+            tool = as_tool(func, name=name, description=description)
+            if not in_thread or timeout is not None:
+                tool = Tool(
+                    tool.func,
+                    name=tool.name,
+                    description=tool.description,
+                    in_thread=in_thread,
+                    timeout=timeout,
+                    parameters_json_schema=tool.parameters,
+                )
+            self._set_function(tool.name, tool)
             return tool
 
         return decorator
@@ -189,10 +507,66 @@ class ToolUseMixin:
     def register_function(self, function_map: dict[str, Callable[..., Any] | None]) -> None:
         """Add (or, with ``None``, remove) functions this agent executes, by name."""
         for tool_name, function in function_map.items():
-            if function is None:
-                self._function_map.pop(tool_name, None)
-            else:
-                self._function_map[tool_name] = as_tool(function, name=tool_name)
+            self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
+
+
+def _handoff_check(chat: Chat | None) -> HandoffCheck | None:
+    """The chat's rule says whether a handoff can be taken (swarms); ``None`` if it does not hand off."""
+    return getattr(chat.rule, "handoff_problem", None) if chat is not None else None
+
+
+def _tool_name(schema: Any, where: str) -> str:
+    function = schema.get("function") if isinstance(schema, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError(
+            f"{where} must be {{'type': 'function', 'function': {{'name': ...}}}}, not {schema!r}"
+        )
+    return name
+
+
+def _function_name(signature: Any, where: str) -> str:
+    name = signature.get("name") if isinstance(signature, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where} must have a 'name' key; got {signature!r}")
+    return name
+
+
+def _as_function_message(result: dict[str, Any]) -> dict[str, Any]:
+    content = result["content"]
+    text = content.result_text() if isinstance(content, ToolResult) else result_text(content)
+    return {**result, "content": text}
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def outcome_data(outcome: ToolOutcome) -> dict[str, Any]:
+    """A tool call's outcome as plain data, for the chat's records."""
+    data: dict[str, Any] = {"call_id": outcome.call_id, "name": outcome.name, "content": outcome.content}
+    if outcome.handoff is not None:
+        data["handoff"] = handoff_data(outcome.handoff)
+    if outcome.context_set:
+        data["context_set"] = dict(outcome.context_set)
+    if outcome.context_removed:
+        data["context_removed"] = list(outcome.context_removed)
+    if outcome.error is not None:
+        data["error"] = outcome.error
+    return data
+
+
+def outcome_from_data(data: dict[str, Any]) -> ToolOutcome:
+    """The outcome :func:`outcome_data` describes."""
+    return ToolOutcome(
+        data.get("call_id"),
+        data.get("name", ""),
+        data.get("content", ""),
+        handoff_from_data(data.get("handoff")),
+        dict(data.get("context_set") or {}),
+        list(data.get("context_removed") or ()),
+        data.get("error"),
+    )
 
 
 def register_function(
@@ -202,8 +576,10 @@ def register_function(
     executor: ConversableAgent,
     name: str | None = None,
     description: str | None = None,
+    timeout: float | None = None,
 ) -> Tool:
-    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it."""
+    """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it (within
+    ``timeout`` seconds, if given)."""
     tool = caller.register_for_llm(name=name, description=description)(f)
-    executor.register_for_execution(name=name)(tool)
+    executor.register_for_execution(name=name, timeout=timeout)(tool)
     return tool

@@ -1,8 +1,10 @@
 """Tools: Python functions the model can call, with JSON schemas computed once from their signatures.
 
-A parameter named ``context_variables`` is filled in by the engine with the chat's shared context and is
-never shown to the model. A tool may return text, any JSON-serializable value, or a :class:`ToolResult`
-(such as ``SwarmResult``) that also updates the context or hands the conversation to another agent.
+Two parameters are filled in by the engine and never shown to the model: ``context_variables`` (the
+chat's shared context) and ``tool_call_id`` (the id of the call being answered, the same when a resumed
+chat runs a call again: key side effects on it to make them happen once). A tool may return text, any
+JSON-serializable value, or a :class:`ToolResult` (such as ``SwarmResult``) that also updates the
+context or hands the conversation to another agent.
 """
 
 from __future__ import annotations
@@ -12,17 +14,17 @@ import functools
 import inspect
 import json
 import re
-import threading
 import typing
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 CONTEXT_PARAMETER = "context_variables"
+CALL_ID_PARAMETER = "tool_call_id"
 
 
 class ToolDefinitionError(TypeError):
@@ -49,59 +51,69 @@ class ToolResult:
         return None
 
 
-@dataclass(slots=True)
-class ToolOutcome:
-    """The result of one tool call: what the model is told, and what the call asks of the chat."""
-
-    call_id: str | None
-    name: str
-    content: str
-    handoff: Any = None
-    context_updates: dict[str, Any] = field(default_factory=dict)
-
-    def as_tool_message(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "tool", "content": self.content}
-        if self.call_id is not None:
-            message["tool_call_id"] = self.call_id
-        return message
-
-
 class Tool:
     """A Python function with the schema the model sees.
 
-    Call it like the function it wraps. ``in_thread`` runs a synchronous function in a worker thread
-    during asynchronous chats (by default it is called directly).
+    Call it like the function it wraps. In asynchronous chats a synchronous function runs in a worker
+    thread, so that it never blocks the event loop; ``in_thread=False`` calls it directly instead (for
+    quick functions: a thread costs tens of microseconds). Synchronous chats always call it directly.
+    ``timeout`` (seconds) bounds a call: when it passes, the model is told the tool timed out (see
+    :mod:`parley.timeouts` for what happens to the function).
+
+    AG2's spelling works too: ``Tool(name=..., description=..., func_or_tool=f)``, where ``f`` may be
+    another tool (its name and description are the defaults), and ``parameters_json_schema`` sets the
+    parameters the model sees instead of those computed from the signature.
     """
 
     def __init__(
         self,
-        func: Callable[..., Any],
+        func: Callable[..., Any] | Tool | None = None,
         *,
         name: str | None = None,
         description: str | None = None,
-        in_thread: bool = False,
+        in_thread: bool = True,
+        timeout: float | None = None,
+        func_or_tool: Callable[..., Any] | Tool | None = None,
+        parameters_json_schema: dict[str, Any] | None = None,
     ) -> None:
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise ValueError(f"a tool's timeout must be a positive number of seconds, not {timeout!r}")
+        if func is None:
+            func = func_or_tool
+        elif func_or_tool is not None:
+            raise ToolDefinitionError("give the function either positionally or as func_or_tool, not both")
         if isinstance(func, Tool):
+            name = name or func.name
+            description = description if description is not None else func.description
+            timeout = timeout if timeout is not None else func.timeout
             func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must be callable, not {func!r}")
+        if parameters_json_schema is not None and not isinstance(parameters_json_schema, dict):
+            raise ToolDefinitionError(
+                f"parameters_json_schema must be a JSON schema dict, not {parameters_json_schema!r}"
+            )
         self.func: Callable[..., Any] = func
-        self.name = name or getattr(func, "__name__", None) or type(func).__name__
+        self.name: str = name or getattr(func, "__name__", None) or type(func).__name__
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (as model APIs require)"
             )
         doc = inspect.getdoc(func) or ""
-        self.description = description if description is not None else _summary_of(doc)
+        self.description: str = description if description is not None else _summary_of(doc)
         self.is_async = inspect.iscoroutinefunction(func) or (
             not inspect.isfunction(func) and inspect.iscoroutinefunction(type(func).__call__)
         )
         self.in_thread = in_thread
+        self.timeout: float | None = timeout
         signature = _signature_of(func, self.name, doc)
         self.injects_context = signature.injects_context
+        self.injects_call_id = signature.injects_call_id
         self._arguments_model = signature.arguments_model
         self._parameter_names = signature.parameter_names
-        self.parameters = signature.parameters
+        self.parameters = signature.parameters if parameters_json_schema is None else parameters_json_schema
         self._schema: dict[str, Any] | None = None
         self.__name__ = self.name
         self.__doc__ = func.__doc__
@@ -120,6 +132,34 @@ class Tool:
             }
         return self._schema
 
+    @property
+    def tool_schema(self) -> dict[str, Any]:
+        """AG2's name for :attr:`schema`."""
+        return self.schema
+
+    @property
+    def function_schema(self) -> dict[str, Any]:
+        """The schema in the legacy ``functions`` form: name, description and parameters."""
+        return dict(self.schema["function"])
+
+    @property
+    def realtime_tool_schema(self) -> dict[str, Any]:
+        """The schema in the form realtime APIs take: ``{"type": "function", "name": ...}``."""
+        return {"type": "function", **self.schema["function"]}
+
+    def register_for_llm(self, agent: Any) -> None:
+        """Offer this tool to ``agent``'s model."""
+        agent.register_for_llm()(self)
+
+    def register_for_execution(self, agent: Any) -> None:
+        """Let ``agent`` run this tool when a model calls it."""
+        agent.register_for_execution()(self)
+
+    def register_tool(self, agent: Any) -> None:
+        """Both: offer this tool to ``agent``'s model and let ``agent`` run it."""
+        self.register_for_llm(agent)
+        self.register_for_execution(agent)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.func(*args, **kwargs)
 
@@ -129,6 +169,9 @@ class Tool:
     def parse_arguments(self, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
         """Decode and validate the model's arguments into keyword arguments for the function.
 
+        Arguments the function does not take (unless it takes ``**kwargs``) and required ones that are
+        missing are errors naming them, so the model can correct its call.
+
         Raises:
             ValueError: the arguments are not a JSON object or fail validation; the message says why.
         """
@@ -137,29 +180,56 @@ class Tool:
         elif isinstance(arguments, str):
             try:
                 decoded = json.loads(arguments)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 raise ValueError(f"the arguments are not valid JSON ({error}): {arguments[:200]!r}") from None
         else:
             decoded = arguments
         if not isinstance(decoded, dict):
             raise ValueError(f"the arguments must be a JSON object, not {type(decoded).__name__}")
+        unexpected = [name for name in decoded if name not in self._parameter_names]
+        extra: dict[str, Any] = {}
+        problems = []
+        if unexpected:
+            if self._takes_any_keyword:
+                extra = {name: decoded[name] for name in unexpected}
+            else:
+                takes = ", ".join(self._parameter_names) or "no arguments"
+                names = ", ".join(map(repr, unexpected))
+                problems.append(f"unexpected arguments {names} ({self.name} takes {takes})")
+            decoded = {name: value for name, value in decoded.items() if name in self._parameter_names}
         if self._arguments_model is None:
-            if decoded:
-                raise ValueError(f"{self.name} takes no arguments, got {sorted(decoded)}")
-            return {}
+            if problems:
+                raise ValueError("; ".join(problems))
+            return extra
         try:
             validated = self._arguments_model.model_validate(decoded)
+        except RecursionError:
+            raise ValueError("the arguments are nested too deeply") from None
         except Exception as error:
-            if hasattr(error, "errors"):
-                raise ValueError(_validation_message(error)) from None
-            raise
-        return {name: getattr(validated, name) for name in self._parameter_names}
+            if not hasattr(error, "errors"):
+                raise
+            problems.append(_validation_message(error))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return {**{name: getattr(validated, name) for name in self._parameter_names}, **extra}
 
-    def _call_args(
-        self, arguments: dict[str, Any], context_variables: dict[str, Any] | None
+    @functools.cached_property
+    def _takes_any_keyword(self) -> bool:
+        """Whether the function has a ``**kwargs`` that takes arguments the schema does not name."""
+        try:
+            parameters = inspect.signature(self.func).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters)
+
+    def call_arguments(
+        self, arguments: dict[str, Any], context_variables: dict[str, Any] | None, call_id: str | None
     ) -> dict[str, Any]:
+        """The keyword arguments of a call: the model's, and the ones the engine injects."""
         if self.injects_context:
             arguments[CONTEXT_PARAMETER] = {} if context_variables is None else context_variables
+        if self.injects_call_id:
+            arguments[CALL_ID_PARAMETER] = call_id
         return arguments
 
 
@@ -190,222 +260,6 @@ _tools: weakref.WeakKeyDictionary[Callable[..., Any], dict[tuple[str | None, str
 
 
 # ----------------------------------------------------------------------------------------------------
-# execution
-
-
-HandoffCheck = Callable[[Any], "str | None"]
-"""Says why a handoff a tool asked for cannot be taken, or ``None`` if it can."""
-
-
-def run_tool_calls(
-    tool_calls: Sequence[dict[str, Any]],
-    tools: Mapping[str, Tool],
-    context_variables: dict[str, Any] | None,
-    on_execute: Callable[[str, str, str | None], None] | None = None,
-    check_handoff: HandoffCheck | None = None,
-) -> list[ToolOutcome]:
-    """Run a model message's tool calls and return their outcomes in the order of the calls.
-
-    Synchronous functions are called directly; asynchronous ones run concurrently on a private event
-    loop (in a worker thread if this thread already runs one).
-    """
-    outcomes, pending = _start(tool_calls, tools, context_variables, on_execute, in_threads=False)
-    if pending:
-        results = _run_concurrently([start for _, start in pending])
-        for (index, _), outcome in zip(pending, results, strict=True):
-            outcomes[index] = outcome
-    return _resolve_handoffs(_done(outcomes), check_handoff)
-
-
-async def a_run_tool_calls(
-    tool_calls: Sequence[dict[str, Any]],
-    tools: Mapping[str, Tool],
-    context_variables: dict[str, Any] | None,
-    on_execute: Callable[[str, str, str | None], None] | None = None,
-    check_handoff: HandoffCheck | None = None,
-) -> list[ToolOutcome]:
-    """Like :func:`run_tool_calls`, on the running event loop; async tools run concurrently."""
-    import asyncio
-
-    outcomes, pending = _start(tool_calls, tools, context_variables, on_execute, in_threads=True)
-    if pending:
-        results = await asyncio.gather(*(start() for _, start in pending))
-        for (index, _), outcome in zip(pending, results, strict=True):
-            outcomes[index] = outcome
-    return _resolve_handoffs(_done(outcomes), check_handoff)
-
-
-PendingCall = Callable[[], Awaitable[ToolOutcome]]
-
-
-def _start(
-    tool_calls: Sequence[dict[str, Any]],
-    tools: Mapping[str, Tool],
-    context_variables: dict[str, Any] | None,
-    on_execute: Callable[[str, str, str | None], None] | None,
-    *,
-    in_threads: bool,
-) -> tuple[list[ToolOutcome | None], list[tuple[int, PendingCall]]]:
-    """Run the synchronous calls now; return the rest as calls to await, with their positions."""
-    outcomes: list[ToolOutcome | None] = []
-    pending: list[tuple[int, PendingCall]] = []
-    for index, call in enumerate(tool_calls):
-        plan = _plan(call, tools)
-        outcomes.append(plan if isinstance(plan, ToolOutcome) else None)
-        if isinstance(plan, ToolOutcome):
-            continue
-        tool, call_id, arguments = plan
-        if on_execute is not None:
-            on_execute(tool.name, json.dumps(arguments, default=str), call_id)
-        if tool.is_async:
-            pending.append((index, functools.partial(_a_invoke, tool, call_id, arguments, context_variables)))
-        elif tool.in_thread and in_threads:
-            pending.append(
-                (index, functools.partial(_in_thread, tool, call_id, arguments, context_variables))
-            )
-        else:
-            outcomes[index] = _invoke(tool, call_id, arguments, context_variables)
-    return outcomes, pending
-
-
-def _done(outcomes: list[ToolOutcome | None]) -> list[ToolOutcome]:
-    return [outcome for outcome in outcomes if outcome is not None]
-
-
-def _plan(
-    call: dict[str, Any], tools: Mapping[str, Tool]
-) -> ToolOutcome | tuple[Tool, str | None, dict[str, Any]]:
-    call_id = call.get("id")
-    function = call.get("function") or {}
-    name = function.get("name") or ""
-    tool = tools.get(name)
-    if tool is None:
-        known = ", ".join(sorted(tools)) or "none"
-        return ToolOutcome(call_id, name, f"Error: Function {name} not found. Available tools: {known}.")
-    try:
-        arguments = tool.parse_arguments(function.get("arguments"))
-    except ValueError as error:
-        return ToolOutcome(call_id, name, f"Error: invalid arguments for {name}: {error}")
-    return tool, call_id, arguments
-
-
-def _invoke(
-    tool: Tool, call_id: str | None, arguments: dict[str, Any], context: dict[str, Any] | None
-) -> ToolOutcome:
-    try:
-        result = tool.func(**tool._call_args(arguments, context))
-    except Exception as error:
-        return _failure(tool, call_id, error)
-    return _outcome(tool, call_id, result)
-
-
-async def _a_invoke(
-    tool: Tool, call_id: str | None, arguments: dict[str, Any], context: dict[str, Any] | None
-) -> ToolOutcome:
-    try:
-        result = await tool.func(**tool._call_args(arguments, context))
-    except Exception as error:
-        return _failure(tool, call_id, error)
-    return _outcome(tool, call_id, result)
-
-
-async def _in_thread(
-    tool: Tool, call_id: str | None, arguments: dict[str, Any], context: dict[str, Any] | None
-) -> ToolOutcome:
-    import asyncio
-
-    return await asyncio.to_thread(_invoke, tool, call_id, arguments, context)
-
-
-def _failure(tool: Tool, call_id: str | None, error: Exception) -> ToolOutcome:
-    return ToolOutcome(call_id, tool.name, f"Error: {tool.name} raised {type(error).__name__}: {error}")
-
-
-def _outcome(tool: Tool, call_id: str | None, result: Any) -> ToolOutcome:
-    if isinstance(result, ToolResult):
-        updates = dict(result.result_context() or {})
-        return ToolOutcome(call_id, tool.name, result.result_text(), result.result_handoff(), updates)
-    if _is_handoff_target(result):
-        return ToolOutcome(call_id, tool.name, f"Transferred to {_target_name(result)}.", handoff=result)
-    return ToolOutcome(call_id, tool.name, result_text(result))
-
-
-def result_text(result: Any) -> str:
-    """What the model is told a tool returned."""
-    if isinstance(result, str):
-        return result
-    if result is None:
-        return ""
-    model_dump_json = getattr(result, "model_dump_json", None)
-    if callable(model_dump_json):
-        return str(model_dump_json())
-    try:
-        return json.dumps(result, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(result)
-
-
-def _is_handoff_target(result: Any) -> bool:
-    return bool(getattr(result, "_is_handoff_target", False))
-
-
-def _target_name(target: Any) -> str:
-    display_name = getattr(target, "display_name", None)
-    if callable(display_name):
-        return str(display_name())
-    return str(getattr(target, "name", target))
-
-
-def _resolve_handoffs(outcomes: list[ToolOutcome], check_handoff: HandoffCheck | None) -> list[ToolOutcome]:
-    """Invalid handoffs become errors; the first valid one wins; later ones are answered as not taken."""
-    taken: ToolOutcome | None = None
-    for outcome in outcomes:
-        if outcome.handoff is None:
-            continue
-        problem = check_handoff(outcome.handoff) if check_handoff is not None else None
-        if problem is not None:
-            outcome.content = f"Error: {outcome.name} cannot hand off: {problem}"
-            outcome.handoff = None
-            continue
-        if taken is None:
-            taken = outcome
-            continue
-        outcome.content = (
-            f"Not transferred to {_target_name(outcome.handoff)}: an earlier call in the same message "
-            f"({taken.name}) already handed off to {_target_name(taken.handoff)}."
-        )
-        outcome.handoff = None
-    return outcomes
-
-
-def _run_concurrently(calls: list[PendingCall]) -> list[ToolOutcome]:
-    import asyncio
-
-    async def gather() -> list[ToolOutcome]:
-        return list(await asyncio.gather(*(start() for start in calls)))
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(gather())
-    results: list[ToolOutcome] = []
-    failure: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            results.extend(asyncio.run(gather()))
-        except BaseException as error:
-            failure.append(error)
-
-    thread = threading.Thread(target=worker, name="parley-tools")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return results
-
-
-# ----------------------------------------------------------------------------------------------------
 # schemas
 
 
@@ -414,6 +268,7 @@ class _Signature:
     """What a function's signature means to a model: its arguments' schema and validator."""
 
     injects_context: bool
+    injects_call_id: bool
     arguments_model: type[BaseModel] | None
     parameter_names: tuple[str, ...]
     parameters: dict[str, Any]
@@ -430,8 +285,10 @@ def _signature_of(func: Callable[..., Any], name: str, doc: str) -> _Signature:
         cached = None
     if cached is not None:
         return cached
-    injects_context, model, names = _arguments_model(func, name, _parameter_docs(doc))
-    signature = _Signature(injects_context, model, names, _parameters_schema(model))
+    injected, model, names = _arguments_model(func, name, _parameter_docs(doc))
+    signature = _Signature(
+        CONTEXT_PARAMETER in injected, CALL_ID_PARAMETER in injected, model, names, _parameters_schema(model)
+    )
     with contextlib.suppress(TypeError):
         _signatures[func] = signature
     return signature
@@ -439,25 +296,25 @@ def _signature_of(func: Callable[..., Any], name: str, doc: str) -> _Signature:
 
 def _arguments_model(
     func: Callable[..., Any], name: str, parameter_docs: dict[str, str]
-) -> tuple[bool, type[BaseModel] | None, tuple[str, ...]]:
+) -> tuple[set[str], type[BaseModel] | None, tuple[str, ...]]:
     signature = inspect.signature(func)
     hints = _type_hints(func, name)
     fields: dict[str, Any] = {}
-    injects_context = False
+    injected: set[str] = set()
     for parameter in signature.parameters.values():
-        if parameter.name == CONTEXT_PARAMETER:
-            injects_context = True
+        if parameter.name in (CONTEXT_PARAMETER, CALL_ID_PARAMETER):
+            injected.add(parameter.name)
             continue
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         annotation = hints.get(parameter.name, Any)
         fields[parameter.name] = _field(annotation, parameter, parameter_docs.get(parameter.name))
     if not fields:
-        return injects_context, None, ()
+        return injected, None, ()
     from pydantic import ConfigDict, create_model
 
     model = create_model(f"{name}_arguments", __config__=ConfigDict(arbitrary_types_allowed=True), **fields)
-    return injects_context, model, tuple(fields)
+    return injected, model, tuple(fields)
 
 
 def _type_hints(func: Callable[..., Any], name: str) -> dict[str, Any]:

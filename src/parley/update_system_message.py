@@ -32,7 +32,7 @@ class UpdateSystemMessage:
     def render(self, agent: ConversableAgent, messages: list[Message]) -> str:
         """The system message for ``agent`` now."""
         if isinstance(self.content_updater, str):
-            return fill_template(self.content_updater, agent._context_variables, owner=agent.name)
+            return fill_template(self.content_updater, agent.context_variables, owner=agent.name)
         text: Any = self.content_updater(agent, messages)
         if not isinstance(text, str):
             raise TypeError(f"the system-message function of {agent.name} returned {text!r}, not a string")

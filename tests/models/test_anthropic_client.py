@@ -61,7 +61,7 @@ def test_a_plain_reply_with_usage_cost_and_model(server):
     assert sent_key(request) == "ant-test"
     assert request.body["system"] == "You are a support agent."
     assert request.body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Where is order 7?"}]}
+        {"role": "user", "content": [{"type": "text", "text": "customer: Where is order 7?"}]}
     ]
     assert request.body["max_tokens"] == 4096
     assert request.body["temperature"] == 0.3

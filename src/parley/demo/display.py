@@ -48,7 +48,7 @@ class LiveDisplay:
             self._message(event.sender, event.message)
         elif isinstance(event, ToolExecuting):
             self._line(
-                event.agent, f"[dim]calls[/] [bold]{escape(event.tool)}[/]({_arguments(event.arguments)})"
+                event.executor, f"[dim]calls[/] [bold]{escape(event.tool)}[/]({_arguments(event.arguments)})"
             )
         elif isinstance(event, ContextUpdated):
             changes = ", ".join(

@@ -1,48 +1,5 @@
-"""``ContextVariables``: the shared state of a swarm or group chat."""
+"""``ContextVariables`` (defined in :mod:`parley.context_variables`), where AG2's group API has it."""
 
-from __future__ import annotations
+from parley.context_variables import ContextVariables
 
-from typing import Any
-
-
-class ContextVariables(dict[str, Any]):
-    """A dict of context variables shared by every agent and tool of a chat.
-
-    It is a plain ``dict`` (so AG2 code that treats the swarm's context as a dict keeps working) with the
-    accessors of AG2's ``ContextVariables``: ``get``, ``set``, ``remove``, ``update``, ``to_dict``...
-    """
-
-    def __init__(self, data: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(data or {}, **kwargs)
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """The variables themselves (this object)."""
-        return self
-
-    def set(self, key: str, value: Any) -> None:
-        """Set one variable."""
-        self[key] = value
-
-    def remove(self, key: str) -> bool:
-        """Delete one variable; whether it existed."""
-        return self.pop(key, _MISSING) is not _MISSING
-
-    def contains(self, key: str) -> bool:
-        """Whether a variable is set."""
-        return key in self
-
-    def to_dict(self) -> dict[str, Any]:
-        """A plain-dict copy."""
-        return dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ContextVariables:
-        """Context variables holding a copy of ``data``."""
-        return cls(dict(data))
-
-    def __repr__(self) -> str:
-        return f"ContextVariables({dict.__repr__(self)})"
-
-
-_MISSING = object()
+__all__ = ["ContextVariables"]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.engine import run_sync
+from parley.events import Listener
 from parley.group.context_variables import ContextVariables
 from parley.group.run import GroupOutcome, run_group
 from parley.group.targets import TerminateTarget, TransitionTarget, as_target
@@ -18,7 +19,8 @@ class DefaultPattern:
     """A group of agents that pass the conversation by handoffs, starting with ``initial_agent``.
 
     ``group_after_work`` applies to every agent without an after-work of its own (``agent.handoffs``);
-    it ends the chat by default.
+    it ends the chat by default. ``group_manager_args`` are the arguments of the group's
+    ``GroupChatManager`` (its ``llm_config``, its ``is_termination_msg``...).
     """
 
     def __init__(
@@ -49,9 +51,26 @@ def initiate_group_chat(
     max_rounds: int = 20,
     *,
     silent: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
-    """Run the pattern's group chat; return ``(ChatResult, context_variables, last_agent)``."""
-    return run_sync(run_group(**_pattern_arguments(pattern, messages, max_rounds, silent), sync=True))
+    """Run the pattern's group chat; return ``(ChatResult, context_variables, last_agent)``.
+
+    ``store``, ``chat_id``, ``listeners``, ``stop_when`` and ``trace`` are as for
+    :func:`~parley.swarm.initiate_swarm_chat`.
+    """
+    arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
+    extra = {
+        "store": store,
+        "chat_id": chat_id,
+        "listeners": listeners,
+        "stop_when": stop_when,
+        "trace": trace,
+    }
+    return run_sync(run_group(**arguments, **extra, sync=True))
 
 
 async def a_initiate_group_chat(
@@ -60,9 +79,22 @@ async def a_initiate_group_chat(
     max_rounds: int = 20,
     *,
     silent: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_group_chat`."""
-    return await run_group(**_pattern_arguments(pattern, messages, max_rounds, silent), sync=False)
+    arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
+    extra = {
+        "store": store,
+        "chat_id": chat_id,
+        "listeners": listeners,
+        "stop_when": stop_when,
+        "trace": trace,
+    }
+    return await run_group(**arguments, **extra, sync=False)
 
 
 def _pattern_arguments(
@@ -79,4 +111,5 @@ def _pattern_arguments(
         "context_variables": pattern.context_variables,
         "after_work": pattern.group_after_work,
         "silent": silent,
+        "manager_args": pattern.group_manager_args,
     }

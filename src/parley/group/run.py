@@ -6,14 +6,21 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.agent import ConversableAgent
+from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
+from parley.events import Listener
+from parley.exceptions import AgentNameConflictError
+from parley.group.context_handoffs import enable_context_conditions
 from parley.group.context_variables import ContextVariables
-from parley.group.targets import AGENT_TARGETS, TransitionTarget
+from parley.group.rounds import SwarmLimits
+from parley.group.targets import AGENT_TARGETS, GroupManagerTarget, TransitionTarget
 from parley.group.tool_execution import enable_own_tool_execution
-from parley.group.transitions import GroupManager, HandoffRule
+from parley.group.transit import Transit
+from parley.group.transitions import HandoffRule
+from parley.groupchat import GroupChat, GroupChatManager, speaker_named
 from parley.messages import Message, as_own, to_message
 from parley.summary import last_message_summary
-from parley.termination import max_round_condition
+from parley.tracing import trace_listeners
 
 if TYPE_CHECKING:
     from parley.chat_result import ChatResult
@@ -32,41 +39,91 @@ async def run_group(
     after_work: TransitionTarget,
     silent: bool,
     sync: bool,
+    manager_args: dict[str, Any] | None = None,
+    exclude_transit_message: bool = False,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> GroupOutcome:
-    """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``."""
+    """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``.
+
+    The agents address a :class:`~parley.groupchat.GroupChatManager` (made with ``manager_args``) whose
+    group chat holds the agents and the log; its ``is_termination_msg`` is checked on every message.
+    """
     agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
-    rule = HandoffRule(agents, initial_agent, user_agent, after_work)
-    _check_targets(rule, agents)
-    context = context_variables if isinstance(context_variables, ContextVariables) else None
-    if context is None:
-        context = ContextVariables(context_variables)
+    context = _checked_context(context_variables)
     members = [*agents, user_agent] if user_agent is not None else agents
+    manager = _swarm_manager(members, max_rounds, manager_args)
+    rule = HandoffRule(agents, initial_agent, user_agent, after_work, manager)
+    _check_targets(rule, agents)
+    transit: set[str] = set()
     for agent in members:
-        agent._context_variables = context
         enable_own_tool_execution(agent)
+        enable_context_conditions(agent)
         _forget_earlier_groups(agent)
-    manager = GroupManager()
-    chat = Chat(
-        dict.fromkeys(members, manager),
-        rule,
-        conditions=[max_round_condition(max_rounds, count_tool_results=False)],
-        context_variables=context,
-        silent=silent,
-        host=manager,
-    )
+        if exclude_transit_message and agent._handoffs is not None:
+            transit |= agent._handoffs.transit_tool_names()
     starter = user_agent or _outside_user()
-    _append_initial_messages(chat, rule, messages, starter)
-    if sync:
-        chat.play()
-    else:
-        await chat.a_play()
-    if user_agent is not None:
-        result = chat.result(starter._view(manager).messages)
-    else:
-        result = chat.result(_as_seen_by(starter, chat), copy=False)
-    history = result.chat_history
-    result.summary = last_message_summary(history)
-    return result, context, chat.last_speaker or starter
+    with durability(store, chat_id) as durable:
+        chat = Chat(
+            dict.fromkeys(members, manager),
+            rule,
+            shape="swarm",
+            conditions=[SwarmLimits(max_rounds, manager)],
+            context_variables=context,
+            silent=silent,
+            listeners=[*listeners, *trace_listeners(trace)],
+            host=manager,
+            chat_id=chat_id_of(durable, chat_id),
+            log=manager.groupchat.messages,
+            model_form=Transit(transit) if transit else None,
+            reply_filter=speaker_named,
+            stop_when=stop_when,
+        )
+        manager._last_chat = chat
+        chat.add_speaker(starter)
+        chat.describe = lambda: _graph(agents, after_work, user_agent)
+        initial = _initial_messages(chat, messages, starter)
+        if durable is not None:
+            durable.attach(chat, "swarm", members)
+        for agent in members:
+            agent._joined(chat)
+        finished = durable is not None and durable.finished
+        if chat.state.rounds == 0:
+            _start(chat, rule, initial, len(messages) if isinstance(messages, list) else 1)
+        if not finished:
+            try:
+                if sync:
+                    chat.play()
+                else:
+                    await chat.a_play()
+            except BaseException as error:
+                partial = getattr(error, "chat_result", None)
+                if partial is not None and partial.chat_id == chat.chat_id:
+                    partial.chat_history = _history(chat, starter, user_agent)
+                raise
+        if user_agent is not None:
+            result = chat.result(chat.views[user_agent].messages)
+        else:
+            result = chat.result(_as_seen_by(starter, chat), copy=False)
+        if not finished:
+            summary = last_message_summary(result.chat_history)
+            if sync:
+                chat.finish(summary)
+            else:
+                await chat.a_finish(summary)
+            result.summary = summary
+    return result, chat.state.context_variables, chat.last_speaker or starter  # type: ignore[return-value]
+
+
+def _graph(
+    agents: Sequence[ConversableAgent], after_work: TransitionTarget, user_agent: ConversableAgent | None
+) -> dict[str, Any]:
+    from parley.graph import handoff_graph
+
+    return handoff_graph(agents, after_work, user_agent=user_agent).to_dict()
 
 
 def run_group_sync(**kwargs: Any) -> GroupOutcome:
@@ -74,26 +131,74 @@ def run_group_sync(**kwargs: Any) -> GroupOutcome:
     return run_sync(run_group(sync=True, **kwargs))
 
 
+OUTSIDE_USER = "_User"
+"""The name of whoever says the first message of a swarm without a user agent (not in the history)."""
+
 _outside: list[ConversableAgent] = []
 
 
 def _outside_user() -> ConversableAgent:
     """Who says the first message of a swarm without a user agent: ``_User``, outside the swarm."""
     if not _outside:
-        _outside.append(ConversableAgent("_User", llm_config=False, human_input_mode="NEVER"))
+        _outside.append(ConversableAgent(OUTSIDE_USER, llm_config=False, human_input_mode="NEVER"))
     return _outside[0]
 
 
+def _history(chat: Chat, starter: ConversableAgent, user_agent: ConversableAgent | None) -> list[Message]:
+    """The swarm's history as its result shows it: the user agent's view, or the starter's."""
+    if user_agent is not None:
+        return list(chat.views[user_agent].messages)
+    return _as_seen_by(starter, chat)
+
+
 def _as_seen_by(starter: ConversableAgent, chat: Chat) -> list[Message]:
+    """The chat as its starter saw it: its own messages as ``assistant``; the outside user's unnamed."""
     name = starter.name
-    return [as_own(message) if message["name"] == name else message for message in chat.messages]
+    own = _unnamed if name == OUTSIDE_USER else as_own
+    return [own(message) if message["name"] == name else message for message in chat.messages]
+
+
+def _unnamed(message: Message) -> Message:
+    """The outside user's message as the history shows it: the starter's own, without a name."""
+    unnamed = {key: value for key, value in message.items() if key != "name"}
+    if unnamed["role"] == "user":
+        unnamed["role"] = "assistant"
+    return unnamed
 
 
 def _forget_earlier_groups(agent: ConversableAgent) -> None:
     """Drop the agent's views of earlier swarms, whose managers are gone: one swarm is remembered."""
-    stale = [peer for peer in agent._views if isinstance(peer, GroupManager)]
+    stale = [peer for peer in agent._views if getattr(peer, "_runs_swarm", False)]
     for peer in stale:
         del agent._views[peer]
+
+
+def _swarm_manager(
+    members: list[ConversableAgent], max_rounds: int, manager_args: dict[str, Any] | None
+) -> GroupChatManager:
+    """The swarm's ``GroupChatManager``, from AG2's ``swarm_manager_args``."""
+    if manager_args is None:
+        manager_args = {}
+    if not isinstance(manager_args, dict):
+        raise ValueError(f"swarm_manager_args must be a dict, not {type(manager_args).__name__}")
+    if "groupchat" in manager_args:
+        raise ValueError(
+            "'groupchat' cannot be specified in swarm_manager_args as it is set by initiate_swarm_chat"
+        )
+    groupchat = GroupChat(list(members), messages=[], max_round=max_rounds)
+    manager = GroupChatManager(groupchat, **manager_args)
+    manager._runs_swarm = True
+    return manager
+
+
+def _checked_context(context_variables: dict[str, Any] | None) -> ContextVariables:
+    if context_variables is not None and not isinstance(context_variables, dict):
+        raise ValueError(
+            f"context_variables must be a dict or ContextVariables, not {type(context_variables).__name__}"
+        )
+    if isinstance(context_variables, ContextVariables):
+        return context_variables
+    return ContextVariables(context_variables)
 
 
 def _checked_agents(
@@ -102,21 +207,33 @@ def _checked_agents(
     user_agent: ConversableAgent | None,
     max_rounds: int,
 ) -> list[ConversableAgent]:
+    if not isinstance(initial_agent, ConversableAgent):
+        raise ValueError(f"initial_agent must be a ConversableAgent, not {initial_agent!r}")
     if not isinstance(agents, list | tuple) or not agents:
         raise ValueError("agents must be a non-empty list of agents")
     for agent in agents:
         if not isinstance(agent, ConversableAgent):
-            raise TypeError(f"agents must be ConversableAgents, not {agent!r}")
+            raise ValueError(f"agents must be a list of ConversableAgents, not {agent!r}")
+    if user_agent is not None and not isinstance(user_agent, ConversableAgent):
+        raise ValueError(f"user_agent must be a ConversableAgent, not {user_agent!r}")
     names = [agent.name for agent in agents] + ([user_agent.name] if user_agent is not None else [])
     duplicates = (
         sorted({name for name in names if names.count(name) > 1}) if len(set(names)) < len(names) else []
     )
     if duplicates:
-        raise ValueError(f"agent names must be unique in a chat; repeated: {duplicates}")
+        raise AgentNameConflictError(f"agent names must be unique in a chat; repeated: {duplicates}")
+    if OUTSIDE_USER in names:
+        raise ValueError(
+            f"{OUTSIDE_USER!r} is the name a swarm gives whoever says its first message when there is no "
+            "user agent; give your agent another name"
+        )
     if initial_agent not in agents:
-        raise ValueError(f"initial_agent {getattr(initial_agent, 'name', initial_agent)!r} is not in agents")
-    if user_agent is not None and not isinstance(user_agent, ConversableAgent):
-        raise TypeError(f"user_agent must be a ConversableAgent, not {user_agent!r}")
+        raise ValueError(f"initial_agent {initial_agent.name!r} is not in agents")
+    if isinstance(max_rounds, dict):
+        raise ValueError(
+            "max_rounds got a dict: initiate_swarm_chat's fifth parameter is max_rounds (as the swarm "
+            "documentation has it); pass swarm_manager_args by keyword"
+        )
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
         raise ValueError(f"max_rounds must be a positive int, not {max_rounds!r}")
     return list(agents)
@@ -129,6 +246,15 @@ def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
         _check_target(rule, handoffs.after_work, "after-work", agent)
         for condition in handoffs.llm_conditions:
             _check_target(rule, condition.target, "handoff", agent)
+        for context_condition in handoffs.context_conditions:
+            _check_target(rule, context_condition.target, "context handoff", agent)
+    if rule.manager.client is None:
+        targets = [rule.after_work, *(agent.handoffs.after_work for agent in agents)]
+        if any(isinstance(target, GroupManagerTarget) for target in targets):
+            raise ValueError(
+                "an after-work is SWARM_MANAGER, which needs the swarm manager's model: give it one with "
+                "swarm_manager_args={'llm_config': ...}"
+            )
 
 
 def _check_target(
@@ -142,20 +268,32 @@ def _check_target(
             raise ValueError(f"{label}: {error}") from None
 
 
-def _append_initial_messages(
-    chat: Chat, rule: HandoffRule, messages: str | list[dict[str, Any]], starter: ConversableAgent
-) -> None:
+def _initial_messages(
+    chat: Chat, messages: str | list[dict[str, Any]], starter: ConversableAgent
+) -> tuple[Any, ConversableAgent]:
+    """Seed the chat with all but the last of a list of messages (a conversation to continue); return
+    the message that starts the chat (round 1) and who says it."""
     if isinstance(messages, str):
-        chat.append(messages, starter)
-        return
+        return messages, starter
     if not isinstance(messages, list) or not messages:
         raise TypeError("messages must be a string or a non-empty list of message dicts")
     speakers = {agent.name: agent for agent in [starter, *chat.participants]}
+    chosen: list[tuple[Message, ConversableAgent]] = []
     for index, message in enumerate(messages):
         name = message.get("name") if isinstance(message, dict) else None
         if name is not None and name not in speakers:
             raise ValueError(f"messages[{index}] is named {name!r}, which is not an agent of this chat")
-        chat.append(to_message(message, parameter=f"messages[{index}]"), speakers.get(name or "", starter))
-    chat.rounds, chat.tool_result_rounds = 1, 0
-    if len(messages) > 1:
-        rule.resume_with = rule.initial_agent
+        speaker = speakers.get(name or "", starter)
+        chosen.append((to_message(message, parameter=f"messages[{index}]"), speaker))
+    for message, speaker in chosen[:-1]:
+        chat.seed(message, speaker)
+    return chosen[-1]
+
+
+def _start(chat: Chat, rule: HandoffRule, initial: tuple[Any, ConversableAgent], count: int) -> None:
+    """Say the first message; a continued conversation goes on with the initial agent."""
+    message, speaker = initial
+    chat.append(message, speaker)
+    if count > 1:
+        chat.state.turn = rule.initial_agent.name
+        chat.record_turn(rule.initial_agent)

@@ -11,11 +11,13 @@ from parley.agent import ConversableAgent
 
 
 class AfterWorkOption(Enum):
-    """What happens after an agent replies without handing off: end, go back to the user, or stay."""
+    """What happens after an agent replies without handing off: end, go back to the user, stay, or let
+    the swarm manager's model choose the next agent."""
 
     TERMINATE = "TERMINATE"
     REVERT_TO_USER = "REVERT_TO_USER"
     STAY = "STAY"
+    SWARM_MANAGER = "SWARM_MANAGER"
 
 
 class TransitionTarget:
@@ -76,6 +78,21 @@ class StayTarget(TransitionTarget):
         return "STAY"
 
 
+@dataclass(frozen=True)
+class GroupManagerTarget(TransitionTarget):
+    """Let the manager's model choose the next agent (AG2's ``AfterWorkOption.SWARM_MANAGER``).
+
+    ``selection_message`` replaces the closing instruction the model is given: text with
+    ``{agentlist}``, a ``ContextStr`` (filled from the context variables), or
+    ``(agent, messages) -> str``; ``None`` keeps the group chat's ``select_speaker_prompt_template``.
+    """
+
+    selection_message: Any = None
+
+    def display_name(self) -> str:
+        return "SWARM_MANAGER"
+
+
 AfterWorkFunction = Callable[..., Any]
 """``(last_speaker, messages, groupchat, context_variables) -> agent | AfterWorkOption | name | None``."""
 
@@ -101,6 +118,7 @@ _OPTION_TARGETS: dict[AfterWorkOption, TransitionTarget] = {
     AfterWorkOption.TERMINATE: TerminateTarget(),
     AfterWorkOption.REVERT_TO_USER: RevertToUserTarget(),
     AfterWorkOption.STAY: StayTarget(),
+    AfterWorkOption.SWARM_MANAGER: GroupManagerTarget(),
 }
 
 
@@ -108,7 +126,7 @@ def as_target(value: Any, *, what: str) -> TransitionTarget:
     """Normalize an agent, agent name, option, target or after-work function to a target.
 
     Raises:
-        TypeError: ``value`` is none of these; the message names ``what`` it was given as.
+        ValueError: ``value`` is none of these; the message names ``what`` it was given as.
     """
     if isinstance(value, TransitionTarget):
         return value
@@ -120,7 +138,7 @@ def as_target(value: Any, *, what: str) -> TransitionTarget:
         return AgentNameTarget(value)
     if callable(value):
         return FunctionTarget(value)
-    raise TypeError(
+    raise ValueError(
         f"{what} must be an agent, an agent's name, an AfterWorkOption, a transition target or a callable, "
         f"not {value!r}"
     )

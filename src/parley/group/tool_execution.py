@@ -16,13 +16,19 @@ def generate_swarm_tool_reply(
     sender: Agent | None = None,
     config: Any = None,
 ) -> tuple[bool, dict[str, Any] | None]:
-    """Run the tool calls of the agent's own last message, with ``context_variables`` injected.
+    """Run the tool calls of the last message with the agent's functions and handoff tools, with
+    ``context_variables`` injected.
 
-    Context updates from the results are applied, and a handoff a tool asks for is recorded for the
-    chat's next-speaker rule (the first one wins; later ones are answered as not taken).
+    ``messages`` defaults to the agent's conversation with ``sender``. Context updates from the results
+    are applied, and a handoff a tool asks for is recorded for the chat's next-speaker rule (the first one
+    wins; later ones are answered as not taken). ``(False, None)`` when the last message calls no tools.
     """
-    reply = agent._own_tool_reply(messages or [])
-    return reply is not None, reply
+    if messages is None:
+        messages = agent._view_messages(sender)
+    calls = messages[-1].get("tool_calls") if messages else None
+    if not calls:
+        return False, None
+    return True, agent._own_tool_reply(messages, calls)
 
 
 def enable_own_tool_execution(agent: ConversableAgent) -> None:

@@ -8,47 +8,40 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.agent import Agent
+from parley.coroutines import run_sync
 from parley.events import Handoff
+from parley.group.context_expression import ContextStr
 from parley.group.targets import (
     AGENT_TARGETS,
     AfterWorkOption,
     AgentNameTarget,
     AgentTarget,
     FunctionTarget,
+    GroupManagerTarget,
     RevertToUserTarget,
     StayTarget,
     TerminateTarget,
     TransitionTarget,
     as_target,
 )
-from parley.messages import Message
+from parley.speaker_selection import AutoSelection, agent_list
 from parley.termination import StopKind, StopReason
 
 if TYPE_CHECKING:
     from parley.agent import ConversableAgent
     from parley.engine import Chat
+    from parley.groupchat import GroupChatManager
 
 
-class GroupManager(Agent):
-    """The peer every agent of a swarm addresses, as AG2's ``chat_manager``; it never speaks itself."""
+class _ManagerChoice:
+    """A next speaker the swarm manager's model is to choose (sync or async, as the chat runs)."""
 
-    def __init__(self, name: str = "chat_manager") -> None:
-        super().__init__(name, "Passes the conversation between the agents of a swarm.")
+    __slots__ = ("prompt", "speaker", "via")
 
-
-class Group:
-    """What an after-work function is given as ``groupchat``: the agents and the messages so far."""
-
-    def __init__(self, agents: Sequence[ConversableAgent], messages: list[Message]) -> None:
-        self.agents = list(agents)
-        self.messages = messages
-
-    @property
-    def agent_names(self) -> list[str]:
-        return [agent.name for agent in self.agents]
-
-    def agent_by_name(self, name: str) -> ConversableAgent | None:
-        return next((agent for agent in self.agents if agent.name == name), None)
+    def __init__(self, speaker: ConversableAgent, prompt: str | None, via: str) -> None:
+        self.speaker = speaker
+        self.prompt = prompt
+        self.via = via
 
 
 class HandoffRule:
@@ -58,6 +51,12 @@ class HandoffRule:
     them). After its tool results, the agent a tool handed off to, or the same agent to read them. After
     a plain reply, the agent's after-work target, else the chat's. After the user, the agent that handed
     the conversation to the user.
+
+    A context condition that held (``OnContextCondition``) hands off like a tool's handoff. The
+    ``SWARM_MANAGER`` option asks the manager's model, as a group chat's ``"auto"`` selection does.
+
+    The rule keeps nothing of one chat but the manager's transcript for its model: it reads the chat's
+    state.
     """
 
     def __init__(
@@ -66,6 +65,7 @@ class HandoffRule:
         initial_agent: ConversableAgent,
         user_agent: ConversableAgent | None,
         after_work: TransitionTarget,
+        manager: GroupChatManager,
     ) -> None:
         self.agents = list(agents)
         self.by_name = {agent.name: agent for agent in self.agents}
@@ -73,38 +73,60 @@ class HandoffRule:
         self.initial_agent = initial_agent
         self.user_agent = user_agent
         self.after_work = after_work
-        self.last_agent: ConversableAgent | None = None
-        self.resume_with: ConversableAgent | None = None
-        self._handoff_problems: dict[Any, str | None] = {}
+        self.manager = manager
+        self._auto: AutoSelection | None = None
+        self._handoff_checked: dict[Any, None] = {}
         self._agents_for: dict[TransitionTarget, ConversableAgent] = {}
 
+    async def a_next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
+        self._deferring = True
+        try:
+            choice = self.next_speaker(chat)
+        finally:
+            self._deferring = False
+        if type(choice) is _ManagerChoice:
+            return await self._choose(choice, chat, sync=False)
+        return choice
+
+    _deferring = False
+    """Whether :meth:`next_speaker` leaves a choice of the manager's model to its async caller."""
+
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
-        resumed = self.resume_with
-        if resumed is not None:
-            self.resume_with = None
-            return resumed
         speaker = chat.last_speaker
         if speaker is None or speaker not in self._members:
-            return self.last_agent or self.initial_agent
-        self.last_agent = speaker
-        message = chat.messages[-1]
+            return self._after_the_user(chat) if speaker is self.user_agent else self.initial_agent
+        message = chat.state.messages[-1]
         if message.get("tool_calls"):
             return speaker
         if message["role"] == "tool":
-            handoff = speaker._take_handoff()
+            handoff = chat.take_handoff()
             if handoff is None:
                 return speaker
-            return self.resolve(as_target(handoff, what="a handoff"), speaker, chat, via="handoff")
-        target = speaker.handoffs.after_work or self.after_work
-        return self.resolve(target, speaker, chat, via="after-work")
+            choice = self.resolve(as_target(handoff, what="a handoff"), speaker, chat, via="handoff")
+        elif chat.state.handoff is not None:
+            target = as_target(chat.take_handoff(), what="a handoff")
+            choice = self.resolve(target, speaker, chat, via="context condition")
+        else:
+            target = speaker.handoffs.after_work or self.after_work
+            choice = self.resolve(target, speaker, chat, via="after-work")
+        if type(choice) is not _ManagerChoice or self._deferring:
+            return choice  # type: ignore[return-value]
+        return run_sync(self._choose(choice, chat, sync=True))
 
-    async def a_next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
-        return self.next_speaker(chat)
+    def _after_the_user(self, chat: Chat) -> ConversableAgent:
+        """Who speaks after the user: the agent that spoke last before (the initial agent at first)."""
+        by_name = self.by_name
+        for message in reversed(chat.state.messages):
+            agent = by_name.get(message.get("name"))  # type: ignore[arg-type]
+            if agent is not None:
+                return agent
+        return self.initial_agent
 
     def resolve(
         self, target: TransitionTarget, speaker: ConversableAgent, chat: Chat, *, via: str
-    ) -> ConversableAgent | StopReason:
-        """The agent ``target`` names, or why the chat ends there."""
+    ) -> ConversableAgent | StopReason | _ManagerChoice:
+        """The agent ``target`` names, or why the chat ends there (or that the manager's model is to
+        choose)."""
         known = self._agents_for.get(target) if isinstance(target, AGENT_TARGETS) else None
         if known is not None:
             return self._hand(speaker, known, chat, via)
@@ -124,6 +146,8 @@ class HandoffRule:
             return self._hand(speaker, self.user_agent, chat, via)
         if isinstance(target, StayTarget):
             return self._hand(speaker, speaker, chat, via)
+        if isinstance(target, GroupManagerTarget):
+            return _ManagerChoice(speaker, self._selection_prompt(target, speaker, chat), via)
         if isinstance(target, AgentNameTarget) and target.agent_name not in self.by_name:
             option = _option_named(target.agent_name)
             if option is not None:
@@ -154,45 +178,77 @@ class HandoffRule:
                     f"handoff to {name!r}, which is not an agent of this chat ({', '.join(self.by_name)})"
                 )
             return agent
-        raise TypeError(f"not an agent target: {target!r}")
+        raise ValueError(f"not an agent target: {target!r}")
 
     def handoff_problem(self, handoff: Any) -> str | None:
-        """Why a tool's handoff cannot be taken (for the tool message), or ``None`` if it can."""
-        try:
-            return self._handoff_problems[handoff]
-        except (KeyError, TypeError):
-            pass
-        problem = self._handoff_problem(handoff)
-        with contextlib.suppress(TypeError):
-            self._handoff_problems[handoff] = problem
-        return problem
+        """Check a handoff a tool asked for: ``None`` if it can be taken.
 
-    def _handoff_problem(self, handoff: Any) -> str | None:
+        Raises:
+            ValueError: it names no agent of the swarm, or is not a handoff at all (as in AG2, this ends
+                the chat with the error; a ``transfer_to_...`` tool the model invents is answered with a
+                tool message instead, as any unknown tool is).
+        """
         try:
-            target = as_target(handoff, what="a handoff")
-            if isinstance(target, AGENT_TARGETS):
-                self.agent_for(target)
-        except (TypeError, ValueError) as error:
-            return str(error)
+            if handoff in self._handoff_checked:
+                return None
+        except TypeError:
+            pass
+        target = as_target(handoff, what="a handoff")
+        if isinstance(target, AGENT_TARGETS):
+            self.agent_for(target)
+        with contextlib.suppress(TypeError):
+            self._handoff_checked[handoff] = None
         return None
+
+    def _selection_prompt(
+        self, target: GroupManagerTarget, speaker: ConversableAgent, chat: Chat
+    ) -> str | None:
+        message = target.selection_message
+        if message is None:
+            return None
+        if isinstance(message, ContextStr):
+            template = message.template.replace("{agentlist}", agent_list(self._candidates()))
+            return ContextStr(template).format(chat.context_variables)
+        if callable(message):
+            message = message(speaker, chat.messages)
+        return str(message).replace("{agentlist}", agent_list(self._candidates()))
+
+    def _candidates(self) -> list[ConversableAgent]:
+        return [*self.agents, self.user_agent] if self.user_agent is not None else list(self.agents)
+
+    async def _choose(
+        self, choice: _ManagerChoice, chat: Chat, *, sync: bool
+    ) -> ConversableAgent | StopReason:
+        if self._auto is None:
+            self._auto = AutoSelection(self.manager.groupchat, self.manager)
+        picked = await self._auto.select(chat, self._candidates(), sync, prompt=choice.prompt)
+        if isinstance(picked, StopReason):
+            return picked
+        return self._hand(choice.speaker, picked, chat, f"{choice.via} (the swarm manager chose)")
 
     def _hand(
         self, speaker: ConversableAgent, target: ConversableAgent, chat: Chat, via: str
     ) -> ConversableAgent:
-        if chat.listeners and target is not speaker:
-            chat.emit(Handoff(speaker.name, target.name, via))
+        if chat.listeners and target is not speaker and chat.wants(Handoff):
+            chat.emit(Handoff(speaker.name, target.name, via, self._why(speaker, chat, via)))
         return target
+
+    def _why(self, speaker: ConversableAgent, chat: Chat, via: str) -> str:
+        """Why a handoff happened: the tool that asked for it (and its condition), or whose after-work."""
+        if via == "handoff":
+            tool = speaker.handoffs.tools_by_name.get(chat.handoff_tool)
+            if tool is not None:
+                return f"{speaker.name} called {tool.name}: {tool.description}"
+            return f"{speaker.name}'s tool {chat.handoff_tool} handed off"
+        if speaker.handoffs.after_work is not None:
+            return f"{speaker.name} replied without handing off; its after-work goes on"
+        return f"{speaker.name} replied without handing off; the chat's after-work goes on"
 
     def _call(
         self, target: FunctionTarget, speaker: ConversableAgent, chat: Chat, via: str
-    ) -> ConversableAgent | StopReason:
+    ) -> ConversableAgent | StopReason | _ManagerChoice:
         function = target.function
-        arguments: list[Any] = [
-            speaker,
-            chat.messages,
-            Group(self.agents, chat.messages),
-            chat.context_variables,
-        ]
+        arguments: list[Any] = [speaker, chat.messages, self.manager.groupchat, chat.context_variables]
         result = function(*arguments[: _positional_count(function)])
         if result is None:
             return StopReason(
@@ -203,7 +259,7 @@ class HandoffRule:
         if isinstance(result, FunctionTarget) or not isinstance(
             result, Agent | str | AfterWorkOption | TransitionTarget
         ):
-            raise TypeError(
+            raise ValueError(
                 f"the {via} function {target.display_name()} returned {result!r}; it must return an agent, "
                 "an agent's name, an AfterWorkOption, a transition target or None"
             )

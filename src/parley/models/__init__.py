@@ -9,11 +9,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from parley.models.base import ModelClient, ModelError, ModelResponse, Usage
+from parley.models.cache import Cache
 from parley.models.config import AllConfigsFailedError, ConfigListClient, model_client_from_llm_config
-from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, ScriptExhaustedError, tool_call
+from parley.models.faults import ModelResponseError
+from parley.models.scripted import (
+    FunctionModel,
+    ModelRequest,
+    RecordedMessages,
+    ScriptedModel,
+    ScriptExhaustedError,
+    tool_call,
+)
 
 if TYPE_CHECKING:
     from parley.models.anthropic_client import AnthropicClient
+    from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
     from parley.models.local import LocalModel
     from parley.models.openai_client import OpenAIClient
 
@@ -21,19 +31,26 @@ _LAZY = {
     "OpenAIClient": "parley.models.openai_client",
     "AnthropicClient": "parley.models.anthropic_client",
     "LocalModel": "parley.models.local",
+    "LLMConfig": "parley.models.llm_config",
+    "OpenAILLMConfigEntry": "parley.models.llm_config",
 }
 
 __all__ = [
     "AllConfigsFailedError",
     "AnthropicClient",
+    "Cache",
     "ConfigListClient",
     "FunctionModel",
+    "LLMConfig",
     "LocalModel",
     "ModelClient",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "ModelResponseError",
     "OpenAIClient",
+    "OpenAILLMConfigEntry",
+    "RecordedMessages",
     "ScriptExhaustedError",
     "ScriptedModel",
     "Usage",

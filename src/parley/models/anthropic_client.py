@@ -2,8 +2,12 @@
 
 OpenAI-format messages and tools go in and come out: leading system messages become ``system``, an
 assistant's ``tool_calls`` become ``tool_use`` blocks, tool messages become ``tool_result`` blocks, and
-the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Rate limits, overloads, 5xx
-answers and timeouts are retried with backoff by the SDK (``max_retries`` times).
+the reply's ``tool_use`` blocks come back as OpenAI-style ``tool_calls``. Content parts (text and
+images) become content blocks, and a message from another participant keeps its speaker's name in its
+text. Rate limits, overloads, 5xx answers and timeouts are retried with backoff by the SDK
+(``max_retries`` times); an unusable answer is a :class:`~parley.models.faults.ModelResponseError`, and
+no error carries the API key. With ``stream=True`` the reply is streamed to the sink in
+:data:`parley.models.streaming.token_sink`, and the result is what the request without streaming gets.
 """
 
 from __future__ import annotations
@@ -16,8 +20,22 @@ from typing import Any
 from parley.messages import Message, content_str
 from parley.models.base import ModelError, ModelResponse, Usage
 from parley.models.config import request_params_of
+from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price
-from parley.models.sdk import PerEventLoop, import_sdk, split_known
+from parley.models.sdk import (
+    DEFAULT_MAX_RETRIES,
+    PerEventLoop,
+    a_retry_unusable,
+    awaited,
+    decode_json_body,
+    header_secrets,
+    import_sdk,
+    is_event_stream,
+    retry_unusable,
+    split_known,
+)
+from parley.models.stream_assembly import AnthropicMessageAssembler, emit_whole
+from parley.models.streaming import token_sink
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: ``max_tokens`` when the config sets none (the messages API requires one).
@@ -112,18 +130,82 @@ class AnthropicClient:
     ) -> ModelResponse:
         """Send one messages request and return its reply in OpenAI format."""
         request = self._request(messages, tools, params)
-        if self._sync is None:
-            self._sync = self._sdk_client(asynchronous=False)
-        api = self._sync.messages
-        return self._response(api.create(**split_known(api.create, request)))
+        return retry_unusable(lambda: self._create_once(request), self._max_retries, self.secrets)
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
     ) -> ModelResponse:
         """Async twin of :meth:`create`."""
         request = self._request(messages, tools, params)
+        return await a_retry_unusable(lambda: self._a_create_once(request), self._max_retries, self.secrets)
+
+    def _create_once(self, request: dict[str, Any]) -> ModelResponse:
+        if self._sync is None:
+            self._sync = self._sdk_client(asynchronous=False)
+        api = self._sync.messages
+        raw = api.with_raw_response.create(**split_known(api.create, request))
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            http.read()
+            return self._answer(self._decode(http), streamed=bool(request.get("stream")))
+        assembler = AnthropicMessageAssembler(token_sink.get())
+        try:
+            for event in raw.parse():
+                assembler.add(event.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            http.close()
+        return self._response(assembler.message())
+
+    async def _a_create_once(self, request: dict[str, Any]) -> ModelResponse:
         api = self._async.get().messages
-        return self._response(await api.create(**split_known(api.create, request)))
+        raw = await api.with_raw_response.create(**split_known(api.create, request))
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            await http.aread()
+            return self._answer(self._decode(http), streamed=bool(request.get("stream")))
+        assembler = AnthropicMessageAssembler(token_sink.get())
+        try:
+            async for event in await awaited(raw.parse()):
+                assembler.add(event.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            await http.aclose()
+        return self._response(assembler.message())
+
+    def _answer(self, data: dict[str, Any], *, streamed: bool) -> ModelResponse:
+        """The response to a body that came in one piece; if a stream was asked for (and the server did
+        not stream), the sink gets the reply in one piece."""
+        response = self._response(data)
+        if streamed:
+            emit_whole(response.message, token_sink.get())
+        return response
+
+    @property
+    def _max_retries(self) -> int:
+        retries = self._options.get("max_retries")
+        return DEFAULT_MAX_RETRIES if retries is None else int(retries)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What must never appear in an error: the API key (given or from the environment) and tokens."""
+        found = [self._api_key, os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN")]
+        found.extend(header_secrets(self._options.get("default_headers")))
+        return tuple(secret for secret in found if isinstance(secret, str) and secret)
+
+    def _fault(self, problem: str, **details: Any) -> ModelResponseError:
+        return ModelResponseError(
+            problem, model=self.model, endpoint=self.endpoint, secrets=self.secrets, **details
+        )
+
+    def _decode(self, http: Any) -> dict[str, Any]:
+        return decode_json_body(http, self._fault, "content")
 
     # ------------------------------------------------------------------------------------------------
 
@@ -145,8 +227,11 @@ class AnthropicClient:
         parallel = merged.pop("parallel_tool_calls", None)
         for name in _OPENAI_ONLY:
             merged.pop(name, None)
+        if not merged.get("stream"):
+            merged.pop("stream", None)
         max_tokens = merged.pop("max_tokens", None) or merged.pop("max_completion_tokens", None)
         stop = merged.pop("stop", None)
+        merged.pop("stream_options", None)
         system, turns = to_anthropic_messages(messages, with_tools=bool(tools))
         request: dict[str, Any] = {
             "model": self.model,
@@ -167,24 +252,18 @@ class AnthropicClient:
 
     def _response(self, message: Any) -> ModelResponse:
         data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
-        blocks = data.get("content") or []
-        text = "".join(block.get("text") or "" for block in blocks if block.get("type") == "text")
+        blocks = data.get("content")
+        if not isinstance(blocks, list) or not all(isinstance(block, dict) for block in blocks):
+            raise self._fault("returned content that is not a list of content blocks", status=200, body=data)
+        text = "".join(str(block.get("text") or "") for block in blocks if block.get("type") == "text")
         calls = [
-            {
-                "id": block.get("id") or "",
-                "type": "function",
-                "function": {
-                    "name": block.get("name") or "",
-                    "arguments": json.dumps(block.get("input") or {}),
-                },
-            }
+            self._tool_call(block, data.get("stop_reason"))
             for block in blocks
             if block.get("type") == "tool_use"
         ]
         if not text and not calls:
-            raise ModelError(
-                f"{self.model!r} at {self.endpoint} returned an empty reply "
-                f"(stop_reason={data.get('stop_reason')!r}): {json.dumps(data, default=str)[:300]}"
+            raise self._fault(
+                f"returned an empty reply (stop_reason={data.get('stop_reason')!r})", status=200, body=data
             )
         reply: Message = {"role": "assistant", "content": text or None}
         if calls:
@@ -199,6 +278,24 @@ class AnthropicClient:
         model = data.get("model") or self.model
         cost = cost_of(billed, model, self.model, price=self.price, warn=self.endpoint == ANTHROPIC_URL)
         return ModelResponse(reply, usage, cost=cost, model=model)
+
+    def _tool_call(self, block: dict[str, Any], stop_reason: Any) -> dict[str, Any]:
+        arguments = block.get("input")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            cut = " (it stopped at max_tokens in the middle of it; raise max_tokens)"
+            raise self._fault(
+                f"returned a call to {block.get('name')!r} whose input is not a JSON object"
+                + (cut if stop_reason == "max_tokens" else ""),
+                status=200,
+                body=arguments,
+            )
+        return {
+            "id": block.get("id") or "",
+            "type": "function",
+            "function": {"name": block.get("name") or "", "arguments": json.dumps(arguments)},
+        }
 
 
 def to_anthropic_tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -236,9 +333,10 @@ def to_anthropic_messages(
     """OpenAI-format messages as Anthropic's ``(system, messages)``.
 
     Leading system messages make up ``system``; later ones become user turns. Consecutive turns of one
-    role are merged, and the conversation starts and ends with a user turn. Without tools in the request
-    the API refuses ``tool_use`` and ``tool_result`` blocks, so earlier tool calls and results are then
-    written out as text.
+    role are merged, and the conversation starts and ends with a user turn. The messages API has no
+    speaker names, so a user message's ``name`` (another participant, in a group chat) is written into
+    its text as ``name: text``. Without tools in the request the API refuses ``tool_use`` and
+    ``tool_result`` blocks, so earlier tool calls and results are then written out as text.
     """
     system: list[str] = []
     turns: list[dict[str, Any]] = []
@@ -253,7 +351,7 @@ def to_anthropic_messages(
         elif role == "assistant":
             blocks = _blocks(message.get("content")) + _tool_uses(message.get("tool_calls") or (), with_tools)
         else:
-            blocks = _blocks(message.get("content"))
+            blocks = _with_speaker(_blocks(message.get("content")), message.get("name"))
             role = "user"
         if not blocks:
             continue
@@ -284,6 +382,16 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         elif part.get("type") == "image_url":
             blocks.append(_image(part.get("image_url") or {}))
     return blocks
+
+
+def _with_speaker(blocks: list[dict[str, Any]], name: Any) -> list[dict[str, Any]]:
+    """The blocks of a message said by ``name``, with the name at the start of its text."""
+    if not name or not blocks:
+        return blocks
+    first = blocks[0]
+    if first["type"] == "text":
+        return [{"type": "text", "text": f"{name}: {first['text']}"}, *blocks[1:]]
+    return [{"type": "text", "text": f"{name}:"}, *blocks]
 
 
 def _image(image_url: dict[str, Any] | str) -> dict[str, Any]:

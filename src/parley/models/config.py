@@ -10,12 +10,15 @@ for every config (``temperature``, ``max_tokens``...) or settings (``cache_seed`
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from parley.coroutines import run_sync
 from parley.messages import Message
 from parley.models.base import ModelClient, ModelError, ModelResponse
+from parley.models.cache import active_cache
 
 if TYPE_CHECKING:
     from parley.models.cache import ResponseCache
@@ -88,6 +91,9 @@ _NOT_IN_CACHE_KEY = frozenset(
     }
 )
 
+#: Request parameters that change how an answer arrives, not what it is, so they are left out of cache keys.
+_NOT_IN_REQUEST_KEY = frozenset({"stream", "stream_options"})
+
 _DEFAULT_ENDPOINTS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
@@ -102,22 +108,46 @@ class AllConfigsFailedError(ModelError):
         self.failures = failures
 
 
+current_llm_config: ContextVar[Any] = ContextVar("parley_current_llm_config", default=None)
+"""The ``LLMConfig`` of the enclosing ``with LLMConfig(...):`` block, or ``None``."""
+
+
+def resolve_llm_config(llm_config: Any) -> Any:
+    """An agent's ``llm_config``: the one given, or for ``None`` that of an enclosing ``with LLMConfig(...)``
+    block (``None`` outside one)."""
+    return current_llm_config.get() if llm_config is None else llm_config
+
+
 def model_client_from_llm_config(llm_config: Any) -> ModelClient | None:
     """The model an agent's ``llm_config`` describes.
 
     ``False`` or ``None`` means no model; a :class:`ModelClient` (such as a ``ScriptedModel``) is used as
     it is; a dict in AG2's format (``{"config_list": [...], "temperature": ..., "cache_seed": ...}``, or
-    a single config with ``"model"``) becomes a client that tries each config in order.
+    a single config with ``"model"``), a list of configs, an ``LLMConfig`` or one of its entries (such
+    as ``OpenAILLMConfigEntry``) becomes a client that tries each config in order.
     """
     if llm_config is None or llm_config is False:
         return None
-    if isinstance(llm_config, ModelClient):
-        return llm_config
     if isinstance(llm_config, dict):
         return ConfigListClient(llm_config)
+    # LLMConfig lives in a module of its own (it needs pydantic); an object can only be one if it was loaded.
+    classes = sys.modules.get("parley.models.llm_config")
+    if classes is not None:
+        if isinstance(llm_config, list) and any(
+            isinstance(item, classes.LLMConfigEntry) for item in llm_config
+        ):
+            llm_config = classes.LLMConfig(*llm_config)
+        if isinstance(llm_config, classes.LLMConfigEntry):
+            llm_config = classes.LLMConfig(llm_config)
+        if isinstance(llm_config, classes.LLMConfig):
+            return ConfigListClient(llm_config.for_clients())
+    if isinstance(llm_config, list):
+        return ConfigListClient({"config_list": llm_config})
+    if isinstance(llm_config, ModelClient):
+        return llm_config
     raise TypeError(
-        "llm_config must be False, None, a dict with a 'config_list', or a model client "
-        f"(such as ScriptedModel), not {type(llm_config).__name__}"
+        "llm_config must be False, None, a dict with a 'config_list', a list of configs, an LLMConfig, or a "
+        f"model client (such as ScriptedModel), not {type(llm_config).__name__}"
     )
 
 
@@ -232,9 +262,16 @@ class ConfigListClient:
     ) -> ModelResponse:
         request = {**self.params, **params}
         order = self._order()
-        keys = self._keys(messages, tools, request)
-        cached = self._cached(order, keys)
+        shared = active_cache.get()
+        keys = self._keys(messages, tools, request, shared is not None)
+        caches = self._caches if shared is None else [shared.cache] * len(self._caches)
+        cached = self._cached(order, keys, caches)
         if cached is not None:
+            if request.get("stream"):
+                from parley.models.stream_assembly import emit_whole
+                from parley.models.streaming import token_sink
+
+                emit_whole(cached.message, token_sink.get())
             return cached
         failures: list[tuple[str, str, Exception]] = []
         for index in order:
@@ -247,7 +284,7 @@ class ConfigListClient:
             except Exception as error:
                 failures.append(self._failure(index, error))
                 continue
-            self._store(index, keys, response)
+            self._store(index, keys, caches, response)
             return response
         raise _all_failed(failures)
 
@@ -265,36 +302,52 @@ class ConfigListClient:
         return [(start + offset) % count for offset in range(count)]
 
     def _keys(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, request: dict[str, Any]
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        request: dict[str, Any],
+        every_config: bool,
     ) -> list[str | None]:
-        if all(cache is None for cache in self._caches):
+        if not every_config and all(cache is None for cache in self._caches):
             return [None] * len(self._caches)
         from parley.models.cache import request_key
 
+        answer_params = {key: value for key, value in request.items() if key not in _NOT_IN_REQUEST_KEY}
         return [
-            None if cache is None else request_key(identity, messages, tools, request)
+            None
+            if cache is None and not every_config
+            else request_key(identity, messages, tools, answer_params)
             for cache, identity in zip(self._caches, self._identities, strict=True)
         ]
 
-    def _cached(self, order: list[int], keys: list[str | None]) -> ModelResponse | None:
+    @staticmethod
+    def _cached(
+        order: list[int], keys: list[str | None], caches: Sequence[ResponseCache | None]
+    ) -> ModelResponse | None:
         for index in order:
-            cache, key = self._caches[index], keys[index]
+            cache, key = caches[index], keys[index]
             if cache is not None and key is not None:
                 response = cache.get(key)
                 if response is not None:
                     return response
         return None
 
-    def _store(self, index: int, keys: list[str | None], response: ModelResponse) -> None:
-        cache, key = self._caches[index], keys[index]
+    @staticmethod
+    def _store(
+        index: int, keys: list[str | None], caches: Sequence[ResponseCache | None], response: ModelResponse
+    ) -> None:
+        cache, key = caches[index], keys[index]
         if cache is not None and key is not None:
             cache.set(key, response)
 
     def _failure(self, index: int, error: Exception) -> tuple[str, str, Exception]:
+        from parley.models.faults import redact, redact_error
+
         config = self.config_list[index]
         client = self._clients[index]
-        endpoint = getattr(client, "endpoint", None) or endpoint_of(config)
-        return str(config.get("model")), endpoint, error
+        secrets = (config.get("api_key"), config.get("azure_ad_token"), *getattr(client, "secrets", ()))
+        endpoint = redact(str(getattr(client, "endpoint", None) or endpoint_of(config)), secrets)
+        return str(config.get("model")), endpoint, redact_error(error, secrets)
 
 
 def endpoint_of(config: dict[str, Any]) -> str:

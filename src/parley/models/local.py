@@ -1,4 +1,4 @@
-"""An embedded model: a GGUF file run in this process by llama.cpp (``pip install 'parley[local]'``).
+"""An embedded model: a GGUF file run in this process by llama.cpp (``pip install 'parley-llm[local]'``).
 
 Tool calls go through the JSON-schema tool-call mode (:mod:`parley.models.json_tools`): small local
 models do not emit native tool calls reliably, so the reply is constrained to a schema of the offered
@@ -372,7 +372,7 @@ def _import_llama_cpp() -> Any:
         import llama_cpp
     except ImportError as error:
         raise ImportError(
-            "the local model needs llama-cpp-python: pip install 'parley[local]' "
+            "the local model needs llama-cpp-python: pip install 'parley-llm[local]' "
             "(or ./scripts/demo, which builds it with the right flags)"
         ) from error
     return llama_cpp

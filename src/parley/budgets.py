@@ -1,0 +1,295 @@
+"""A chat's budgets at work: what it has spent, and whether its next model or tool call may run.
+
+See :mod:`parley.limits` for the conditions themselves and what they guarantee.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from parley.limits import (
+    AnyOf,
+    Condition,
+    MaxCost,
+    MaxModelCalls,
+    MaxTime,
+    MaxTokens,
+    MaxToolCalls,
+    PlannedCall,
+    Spent,
+)
+from parley.messages import Message
+from parley.termination import StopReason
+
+if TYPE_CHECKING:
+    from parley.engine import Chat
+    from parley.models.base import ModelResponse
+
+_PER_MESSAGE = 8
+"""Tokens a chat template may add around each message, on top of its content."""
+_PER_REQUEST = 16
+_PLAIN_MESSAGE = _PER_MESSAGE + 32
+"""A plain message's bound beyond its content: the template's tokens, its role and its name."""
+_NO_PARAMS: dict[str, Any] = {}
+
+
+class _ClientInfo:
+    """What budgets need of a model client, read once: how it counts tokens, its ``max_tokens`` and price."""
+
+    __slots__ = ("client", "count_tokens", "max_tokens", "price")
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        count_tokens = getattr(client, "count_tokens", None)
+        self.count_tokens = count_tokens if callable(count_tokens) else None
+        self.max_tokens = _configured_max_tokens(client)
+        self.price = _price(client)
+
+
+def _planned(agent: str, prompt: int, configured: int | None, client: _ClientInfo) -> PlannedCall:
+    return PlannedCall(agent, prompt, configured, client.price)
+
+
+def _refusal(condition: Condition, spent: Spent, call: PlannedCall) -> StopReason:
+    """The reason a budget that refuses ``call`` gives."""
+    reason = condition.before_model_call(spent, call)
+    assert reason is not None, f"{condition!r} refused a call without a reason"
+    return reason
+
+
+@dataclass(slots=True)
+class _Guard:
+    """The limits one spending answers to: the common budgets by kind (the tightest of each), and any
+    other condition."""
+
+    spent: Spent
+    tokens: MaxTokens | None = None
+    cost: MaxCost | None = None
+    model_calls: MaxModelCalls | None = None
+    tool_calls: MaxToolCalls | None = None
+    time: MaxTime | None = None
+    others: list[Condition] = field(default_factory=list)
+
+    def add(self, condition: Condition) -> None:
+        if isinstance(condition, AnyOf):
+            for part in condition.conditions:
+                self.add(part)
+        elif isinstance(condition, MaxTokens):
+            if self.tokens is None or condition.limit < self.tokens.limit:
+                self.tokens = condition
+        elif isinstance(condition, MaxCost):
+            if self.cost is None or condition.usd < self.cost.usd:
+                self.cost = condition
+        elif isinstance(condition, MaxModelCalls):
+            if self.model_calls is None or condition.limit < self.model_calls.limit:
+                self.model_calls = condition
+        elif isinstance(condition, MaxToolCalls):
+            if self.tool_calls is None or condition.limit < self.tool_calls.limit:
+                self.tool_calls = condition
+        elif isinstance(condition, MaxTime):
+            if self.time is None or condition.seconds < self.time.seconds:
+                self.time = condition
+        else:
+            self.others.append(condition)
+
+
+class Budgets:
+    """The conditions a chat answers to (its own ``stop_when``, and the budgets of the chats it was started
+    in), each with the spending it counts."""
+
+    def __init__(self, own: Condition | None, spent: Spent | None, outer: Budgets | None) -> None:
+        self.entries: list[tuple[Condition, Spent]] = []
+        if own is not None and spent is not None:
+            self.entries.append((own, spent))
+        if outer is not None:
+            self.entries.extend(
+                (condition, counts) for condition, counts in outer.entries if condition.budget
+            )
+        guards: dict[int, _Guard] = {}
+        for condition, counts in self.entries:
+            guards.setdefault(id(counts), _Guard(counts)).add(condition)
+        self._guards = list(guards.values())
+        self.spents = [guard.spent for guard in self._guards]
+        self._checked = [(condition, spent) for condition, spent in self.entries if condition.checks_messages]
+        self.log_bytes = 0
+        """The bytes of the chat's messages counted so far (see :meth:`_prompt_bound`)."""
+        self._counted = 0
+        self._marks: dict[str, tuple[int, int, int | None, Any, int]] = {}
+        self._tool_bytes: dict[int, tuple[Any, int]] = {}
+        self._clients: dict[int, _ClientInfo] = {}
+
+    def check(self, chat: Chat) -> StopReason | None:
+        """Why the chat must stop now (after a message), or ``None``."""
+        for condition, spent in self._checked:
+            reason = condition.check(chat, spent)
+            if reason is not None:
+                return reason
+        return None
+
+    def before_model_call(
+        self,
+        agent: str,
+        client: Any,
+        request: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        log: Sequence[Message] = (),
+    ) -> dict[str, Any] | StopReason:
+        """The request parameters that keep the call within budget (``max_tokens``), or why it must not run.
+
+        ``log`` is the chat's log, whose new messages the prompt's bound counts.
+        """
+        if len(log) > self._counted:
+            self._count(log)
+        info = self._clients.get(id(client))
+        if info is None or info.client is not client:
+            info = self._clients[id(client)] = _ClientInfo(client)
+        prompt = self._prompt_bound(agent, info, request, tools)
+        configured = info.max_tokens
+        price = info.price
+        cap: int | None = None
+        for guard in self._guards:
+            spent = guard.spent
+            if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
+                return _refusal(guard.time, spent, _planned(agent, prompt, configured, info))
+            if guard.model_calls is not None and spent.model_calls >= guard.model_calls.limit:
+                return _refusal(guard.model_calls, spent, _planned(agent, prompt, configured, info))
+            if guard.tokens is not None:
+                room = guard.tokens.limit - spent.tokens - prompt
+                if room < (1 if configured is None else configured):
+                    return _refusal(guard.tokens, spent, _planned(agent, prompt, configured, info))
+                if configured is None and (cap is None or room < cap):
+                    cap = room
+            cost = guard.cost
+            if cost is not None and price is None:
+                if spent.cost >= cost.usd:
+                    return _refusal(cost, spent, _planned(agent, prompt, configured, info))
+                cost = None
+            if cost is not None or guard.others:
+                call = _planned(agent, prompt, configured, info)
+                priced: list[Condition] = [] if cost is None else [cost]
+                for condition in priced + guard.others:
+                    reason = condition.before_model_call(spent, call)
+                    if reason is not None:
+                        return reason
+                    allowed = condition.completion_limit(spent, call)
+                    if allowed is not None and (cap is None or allowed < cap):
+                        cap = allowed
+        return _NO_PARAMS if cap is None else {"max_tokens": max(cap, 1)}
+
+    def _count(self, log: Sequence[Message]) -> None:
+        """Add the bytes of the messages appended since the last call to :attr:`log_bytes`."""
+        total = 0
+        for index in range(self._counted, len(log)):
+            message = log[index]
+            content = message.get("content")
+            if type(content) is str and len(message) <= 3:
+                total += (len(content) if content.isascii() else len(content.encode())) + _PLAIN_MESSAGE
+            else:
+                total += _logged_bound(message)
+        self.log_bytes += total
+        self._counted = len(log)
+
+    def before_tool_calls(self, agent: str, count: int) -> StopReason | None:
+        """Why ``count`` tool calls must not run; if they may, they are counted."""
+        for guard in self._guards:
+            spent = guard.spent
+            if guard.tool_calls is not None:
+                reason = guard.tool_calls.before_tool_calls(spent, count, agent)
+                if reason is not None:
+                    return reason
+            if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
+                return guard.time.before_tool_calls(spent, count, agent)
+            for condition in guard.others:
+                reason = condition.before_tool_calls(spent, count, agent)
+                if reason is not None:
+                    return reason
+        for spent in self.spents:
+            spent.tool_calls += count
+        return None
+
+    def spend_model_call(self, agent: str, response: ModelResponse) -> None:
+        """Count a model call against every budget."""
+        usage = response.usage
+        for spent in self.spents:
+            spent.tokens += usage.prompt_tokens + usage.completion_tokens
+            spent.cost += response.cost
+            spent.model_calls += 1
+        mark = self._marks.get(agent)
+        if mark is not None and usage.prompt_tokens > 0:
+            self._marks[agent] = (mark[0], mark[1], usage.prompt_tokens, mark[3], mark[4])
+
+    def _prompt_bound(
+        self, agent: str, client: _ClientInfo, request: Sequence[Message], tools: Sequence[dict[str, Any]]
+    ) -> int:
+        """The most tokens the prompt can be: as the model counts it, if it can; else its size in bytes (no
+        byte-level tokenizer makes more tokens than bytes), or, if smaller, the tokens the same agent's
+        previous prompt had plus the bytes of what the chat appended since (every message reaches every
+        view). The first call of an agent reads its whole prompt; later ones cost O(1).
+        """
+        if client.count_tokens is not None:
+            return int(client.count_tokens(request, tools))
+        head = getattr(request, "head", None)
+        system = head[0].get("content") if head else (request[0].get("content") if len(request) else None)
+        mark = self._marks.get(agent)
+        if mark is not None and mark[4] == id(tools) and (mark[3] is system or mark[3] == system):
+            added = self.log_bytes - mark[0]
+            size, tokens = mark[1] + added, mark[2]
+        else:
+            size = self._tools_bound(tools) + _PER_REQUEST
+            size += sum(_message_bound(request[index]) for index in range(len(request)))
+            tokens = added = None
+        self._marks[agent] = (self.log_bytes, size, None, system, id(tools))
+        return size if tokens is None or added is None else min(size, tokens + added)
+
+    def _tools_bound(self, tools: Sequence[dict[str, Any]]) -> int:
+        cached = self._tool_bytes.get(id(tools))
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        size = len(json.dumps(list(tools), ensure_ascii=False).encode()) if tools else 0
+        self._tool_bytes[id(tools)] = (tools, size)
+        return size
+
+
+def _logged_bound(message: Message) -> int:
+    """The bytes a logged message stands for in a model request (tool results flattened)."""
+    responses = message.get("tool_responses")
+    if not responses:
+        return _message_bound(message)
+    total = sum(_message_bound(response) for response in responses)
+    return total if message.get("role") == "tool" else total + _message_bound(message)
+
+
+def _message_bound(message: Message) -> int:
+    content = message.get("content")
+    if isinstance(content, str):
+        total = len(content.encode())
+    elif content is None:
+        total = 0
+    else:
+        total = len(json.dumps(content, ensure_ascii=False).encode())
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        total += len(str(function.get("name", ""))) + len(str(function.get("arguments", "")).encode()) + 16
+    name = message.get("name")
+    if name:
+        total += len(name)
+    return total + _PER_MESSAGE
+
+
+def _configured_max_tokens(client: Any) -> int | None:
+    params = getattr(client, "params", None)
+    if isinstance(params, dict):
+        for key in ("max_tokens", "max_completion_tokens"):
+            value = params.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def _price(client: Any) -> Any:
+    price = getattr(client, "price_of", None)
+    return price if callable(price) else None

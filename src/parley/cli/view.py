@@ -1,0 +1,75 @@
+"""``parley view``: a chat's trace as a page in the browser, served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+VIEW_HELP = (
+    "Serve a chat's JSONL trace, or a chat a store keeps (parley view STORE CHAT_ID), as a page on "
+    "127.0.0.1: the conversation, the handoff graph with the path taken, context variables over time, "
+    "and tokens, latency and cost per agent."
+)
+
+
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``parley view`` to the command line."""
+    view = commands.add_parser("view", help=VIEW_HELP, description=VIEW_HELP)
+    view.add_argument(
+        "trace",
+        metavar="TRACE.jsonl|STORE",
+        help="the trace file (it may still be growing), or a store's URL",
+    )
+    view.add_argument("chat_id", nargs="?", help="with a store: the chat to show")
+    view.add_argument("--port", type=int, default=0, help="the port to serve on (default: a free one)")
+
+    view.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``parley view``."""
+    from parley.viewer import TraceServer
+
+    source: Any = args.trace
+    name = args.trace
+    if args.chat_id is not None:
+        source, name = _stored_chat(args.trace, args.chat_id)
+        if source is None:
+            return 1
+    elif not os.path.isfile(args.trace):
+        print(f"parley view: no trace file at {args.trace}", file=sys.stderr)
+        return 1
+    try:
+        server = TraceServer(source, port=args.port, name=name)
+    except OSError as error:
+        print(
+            f"parley view: cannot serve on 127.0.0.1:{args.port}: {error.strerror or error}", file=sys.stderr
+        )
+        return 1
+    print(f"parley view: {name} at {server.url} (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
+def _stored_chat(url: str, chat_id: str) -> tuple[Callable[[], bytes] | None, str]:
+    """A function reading the chat's trace from the store (again on each request), or why not."""
+    from parley.store import StoreError, store_from_url
+    from parley.viewer.from_store import trace_of
+
+    try:
+        store = store_from_url(url)
+        if not store.load(chat_id):
+            print(f"parley view: {store.url} has no chat {chat_id!r}", file=sys.stderr)
+            return None, chat_id
+    except (StoreError, ValueError) as error:
+        print(f"parley view: {error}", file=sys.stderr)
+        return None, chat_id
+    return (lambda: trace_of(store.load(chat_id), chat_id)), f"{chat_id} in {store.url}"

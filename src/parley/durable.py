@@ -1,0 +1,198 @@
+"""Durable chats: a chat entry point given ``store=`` (and ``chat_id=``) keeps every record in the store.
+
+Re-running the same call with the same store and ``chat_id`` after a crash continues the chat from its
+last record (the agents, built again by the caller's code, are matched by name); a finished chat returns
+its recorded result without calling any model or tool.
+
+Chats started while a durable chat takes a step (nested chats), or inside a :class:`ChatScope` (a batch
+of runs), are durable too, with ids derived from the scope's: ``<scope>``, ``<scope>.2``, ``<scope>.3``...
+in the order they start, which a re-run repeats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from parley.journal import FORMAT, Journal, Replayed, decode, replay
+
+if TYPE_CHECKING:
+    from parley.agent import ConversableAgent
+    from parley.engine import Chat
+    from parley.store import ChatLog, ChatStore
+
+
+@dataclass(slots=True)
+class ChatScope:
+    """Where chats started in a context without their own ``store``/``chat_id`` are kept, and their ids.
+
+    ``chats`` lists every chat created in the scope (nested ones included), in order: a runner reads
+    their ids, stop reasons and usage from them.
+    """
+
+    store: ChatStore | None
+    prefix: str
+    started: int = 0
+    chat_ids: list[str] = field(default_factory=list)
+    chats: list[Chat] = field(default_factory=list)
+
+    def next_id(self) -> str:
+        """The id of the next chat started in this scope."""
+        self.started += 1
+        chat_id = self.prefix if self.started == 1 else f"{self.prefix}.{self.started}"
+        self.chat_ids.append(chat_id)
+        return chat_id
+
+
+chat_scope: ContextVar[ChatScope | None] = ContextVar("parley_chat_scope", default=None)
+
+
+@contextmanager
+def scoped(scope: ChatScope) -> Iterator[ChatScope]:
+    """Within the block, chats started without ``store``/``chat_id`` take them from ``scope``."""
+    token = chat_scope.set(scope)
+    try:
+        yield scope
+    finally:
+        chat_scope.reset(token)
+
+
+def open_store(store: Any) -> ChatStore:
+    """A store object, or the store a URL names."""
+    if isinstance(store, str):
+        from parley.store import open_store as open_url
+
+        return open_url(store)
+    if not (hasattr(store, "open") and hasattr(store, "load")):
+        raise TypeError(
+            f"store must be a URL ('sqlite:///path/chats.db', 'postgresql://...') or a store object, "
+            f"not {store!r}"
+        )
+    return store
+
+
+class Durability:
+    """One durable chat's lease and records, from the entry point's start to its end."""
+
+    def __init__(self, store: ChatStore, chat_id: str) -> None:
+        self.store = store
+        self.chat_id = chat_id
+        self.log: ChatLog = store.open(chat_id)
+        try:
+            self.replayed: Replayed | None = None
+            records = decode(self.log.records())
+            if records:
+                self.replayed = replay(records, chat_id)
+        except BaseException:
+            self.log.close()
+            raise
+
+    @property
+    def finished(self) -> bool:
+        """Whether the chat finished before: its result is recorded."""
+        return self.replayed is not None and self.replayed.finished
+
+    @property
+    def resuming(self) -> bool:
+        return self.replayed is not None
+
+    def attach(self, chat: Chat, shape: str, agents: Sequence[ConversableAgent]) -> None:
+        """Make ``chat`` durable: continue it from the records, or record its start.
+
+        Raises:
+            ValueError: the records are of another kind of chat, or name agents this run does not have.
+        """
+        chat.store = self.store
+        if self.replayed is None:
+            chat.state.chat_id = self.chat_id
+            journal = Journal(self.log, chat.state, 0)
+            started: dict[str, Any] = {
+                "format": FORMAT,
+                "shape": shape,
+                "agents": [agent.name for agent in agents],
+                "context": dict(chat.state.context_variables),
+            }
+            if chat.state.messages:
+                started["seed_log"] = list(chat.state.messages)
+            if chat.describe is not None:
+                started["graph"] = chat.describe()
+            seeds = {agent.name: list(view.messages) for agent, view in chat.views.items() if view.messages}
+            if seeds:
+                started["seed_views"] = seeds
+            chat.journal = journal
+            journal.log.append([journal.record("chat_started", started)])
+            return
+        replayed = self.replayed
+        recorded_shape = replayed.started.get("shape")
+        if recorded_shape != shape:
+            raise ValueError(
+                f"chat {self.chat_id!r} in {self.store.url} is a {recorded_shape} chat; it cannot be "
+                f"continued as a {shape} chat"
+            )
+        names = {agent.name for agent in agents}
+        missing = [name for name in replayed.started.get("agents", ()) if name not in names]
+        if missing:
+            raise ValueError(
+                f"chat {self.chat_id!r} was recorded with the agents {replayed.started.get('agents')}; this "
+                f"run has no agent named {', '.join(repr(name) for name in missing)}"
+            )
+        _check_tools(self.chat_id, replayed, agents)
+        chat.restore(replayed)
+        chat.journal = Journal(self.log, chat.state, replayed.records)
+
+    def close(self) -> None:
+        self.log.close()
+
+
+@contextmanager
+def durability(store: Any, chat_id: str | None) -> Iterator[Durability | None]:
+    """The durable side of one chat entry point call: ``None`` when the chat is not durable."""
+    if chat_id is not None and not (isinstance(chat_id, str) and chat_id):
+        raise ValueError(f"chat_id must be a non-empty string, not {chat_id!r}")
+    if store is None:
+        scope = chat_scope.get()
+        if scope is None or scope.store is None:
+            yield None
+            return
+        store = scope.store
+        if chat_id is None:
+            chat_id = scope.next_id()
+    opened = open_store(store)
+    if chat_id is None:
+        from parley.engine import new_chat_id
+
+        chat_id = new_chat_id()
+    durable = Durability(opened, chat_id)
+    try:
+        yield durable
+    finally:
+        durable.close()
+
+
+def chat_id_of(durable: Durability | None, chat_id: str | None) -> str | None:
+    """The id a chat gets: the durable one, else the one given (else a new one is made)."""
+    return durable.chat_id if durable is not None else chat_id
+
+
+def _check_tools(chat_id: str, replayed: Replayed, agents: Sequence[ConversableAgent]) -> None:
+    """Every tool the log calls is one some agent of this run can execute (calls answered as unknown
+    functions excepted)."""
+    available: set[str] = set()
+    for agent in agents:
+        available.update(agent._executable_tool_names())
+    unknown: set[str] = set()
+    for message in replayed.state.messages:
+        for response in message.get("tool_responses") or ():
+            if str(response.get("content", "")).startswith("Error: Function "):
+                unknown.add(response.get("tool_call_id", ""))
+    for message in replayed.state.messages:
+        for call in message.get("tool_calls") or ():
+            name = (call.get("function") or {}).get("name")
+            if name and name not in available and call.get("id", "") not in unknown:
+                raise ValueError(
+                    f"chat {chat_id!r} was recorded calling the tool {name!r} ({message.get('name')} called "
+                    "it), which no agent of this run has: register it as before to continue the chat"
+                )

@@ -1,0 +1,294 @@
+"""The records a durable chat writes through its door, and how they rebuild its state.
+
+Every change to a chat is one record, a JSON object with a ``kind``:
+
+- ``chat_started``: the shape, the agents' names, the initial context, and the messages and views the
+  chat was seeded with (a continued conversation);
+- ``message``: a message appended to the log, by ``speaker``;
+- ``tool_result``: the outcome of one tool call of the last message, while the others still run;
+- ``human_input``: a human's answer;
+- ``turn``: the agent chosen to speak next, when the choice cannot be derived from the log;
+- ``stopped``: why the chat stopped; ``result``: its summary (the chat is finished).
+
+Each record also carries what else changed since the record before it: context variables set or removed
+(``context_set``, ``context_removed``), auto-reply counters, system messages, the usage of the model
+calls made, and, on a tool reply, the handoff it asks for. Replaying the records in order gives back the
+state the chat had after the last one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from parley.limits import Spent
+from parley.models.base import ModelResponse, Usage
+from parley.state import ChatState
+from parley.termination import StopReason
+
+if TYPE_CHECKING:
+    from parley.messages import Message
+    from parley.store import ChatLog, StoredRecord
+
+FORMAT = 1
+"""The version of the record format."""
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+class UnstorableValueError(TypeError):
+    """A value a durable chat must store is not JSON data."""
+
+
+def encode(record: dict[str, Any]) -> str:
+    """A record as compact JSON text."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def handoff_data(handoff: Any) -> Any:
+    """A pending handoff as plain data: an agent's name, or an option such as ``"TERMINATE"``."""
+    if handoff is None:
+        return None
+    if isinstance(handoff, str):
+        return {"agent": handoff}
+    agent_name = getattr(handoff, "agent_name", None)
+    if isinstance(agent_name, str):
+        return {"agent": agent_name}
+    name = getattr(handoff, "name", None)
+    if isinstance(name, str) and not hasattr(handoff, "display_name"):
+        return {"agent": name}
+    value = getattr(handoff, "value", None)
+    if isinstance(value, str):
+        return {"option": value}
+    display = getattr(handoff, "display_name", None)
+    if callable(display) and type(handoff).__name__ != "FunctionTarget":
+        return {"option": str(display())}
+    raise UnstorableValueError(
+        f"a tool handed off to {handoff!r}, which a durable chat cannot store: hand off to an agent, an "
+        "agent's name or an AfterWorkOption"
+    )
+
+
+def handoff_from_data(data: Any) -> Any:
+    """The handoff :func:`handoff_data` describes, as a transition target."""
+    if data is None:
+        return None
+    from parley.group.targets import AfterWorkOption, AgentNameTarget, as_target
+
+    if "agent" in data:
+        return AgentNameTarget(data["agent"])
+    return as_target(AfterWorkOption(data["option"]), what="a recorded handoff")
+
+
+def usage_data(response: ModelResponse) -> list[Any]:
+    """One model call's usage as compact data: ``[model, prompt, completion, cost, cached]``."""
+    usage = response.usage
+    return [response.model, usage.prompt_tokens, usage.completion_tokens, response.cost, response.cached]
+
+
+def usage_response(data: Sequence[Any]) -> ModelResponse:
+    """A model response that counts as the call :func:`usage_data` describes (its message is empty)."""
+    model, prompt, completion, cost, cached = data
+    return ModelResponse({}, Usage(prompt, completion), cost, model, cached)
+
+
+class Journal:
+    """Writes a chat's records to its store: each record with the changes made since the one before.
+
+    Context variables are compared key by key with what was last written (unchanged immutable values by
+    identity, others by their JSON text), so changes made anywhere, in place or not, are recorded.
+    """
+
+    def __init__(self, log: ChatLog, state: ChatState, next_seq: int) -> None:
+        self.log = log
+        self.state = state
+        self.seq = next_seq
+        self.usage: list[list[Any]] = []
+        self._context_seen: dict[str, tuple[Any, str]] = {}
+        self._counters_seen: dict[str, int] = dict(state.auto_replies)
+        self._system_seen: dict[str, str] = dict(state.system_messages)
+        self._spent_seen: dict[str, Any] | None = None if state.spent is None else state.spent.to_dict()
+        self._context_changes()
+
+    def record(self, kind: str, fields: dict[str, Any]) -> StoredRecord:
+        """The record of ``kind`` with ``fields`` and the changes since the last record, encoded."""
+        from parley.store import StoredRecord
+
+        record = {"kind": kind, **fields}
+        context_set, context_removed = self._context_changes()
+        if context_set:
+            record["context_set"] = context_set
+        if context_removed:
+            record["context_removed"] = context_removed
+        state = self.state
+        if state.auto_replies != self._counters_seen:
+            record["auto_replies"] = {
+                name: count
+                for name, count in state.auto_replies.items()
+                if self._counters_seen.get(name) != count
+            }
+            self._counters_seen = dict(state.auto_replies)
+        if state.system_messages != self._system_seen:
+            record["system_messages"] = {
+                name: text
+                for name, text in state.system_messages.items()
+                if self._system_seen.get(name) != text
+            }
+            self._system_seen = dict(state.system_messages)
+        if self.usage:
+            record["usage"] = self.usage
+            self.usage = []
+        if state.spent is not None:
+            spent = state.spent.to_dict()
+            if spent != self._spent_seen:
+                record["spent"] = self._spent_seen = spent
+        try:
+            data = encode(record)
+        except (TypeError, ValueError) as error:
+            raise UnstorableValueError(
+                f"chat {state.chat_id!r} cannot store its {kind} record: {error}"
+            ) from None
+        stored = StoredRecord(self.seq, kind, data)
+        self.seq += 1
+        return stored
+
+    def write(self, kind: str, fields: dict[str, Any]) -> None:
+        """Record and store, durably, before returning."""
+        self.log.append([self.record(kind, fields)])
+
+    async def a_write(self, kind: str, fields: dict[str, Any]) -> None:
+        """Async twin of :meth:`write`."""
+        await self.log.a_append([self.record(kind, fields)])
+
+    def _context_changes(self) -> tuple[dict[str, Any], list[str]]:
+        context = self.state.context_variables
+        seen = self._context_seen
+        changed: dict[str, Any] = {}
+        for key, value in context.items():
+            old = seen.get(key)
+            if old is not None and old[0] is value and type(value) in _IMMUTABLE:
+                continue
+            if not isinstance(key, str):
+                raise UnstorableValueError(
+                    f"context variable keys must be strings; chat {self.state.chat_id!r} has the key {key!r}"
+                )
+            try:
+                text = encode(value)
+            except (TypeError, ValueError) as error:
+                raise UnstorableValueError(
+                    f"context variable {key!r} of chat {self.state.chat_id!r} cannot be stored: {error}. "
+                    "A durable chat keeps JSON data in its context (strings, numbers, booleans, None, "
+                    "lists and dicts of them)"
+                ) from None
+            if old is None or old[1] != text:
+                changed[key] = value
+            seen[key] = (value, text)
+        removed = [key for key in seen if key not in context] if len(seen) != len(context) else []
+        for key in removed:
+            del seen[key]
+        return changed, removed
+
+
+# ----------------------------------------------------------------------------------------------------
+# replay
+
+
+@dataclass(slots=True)
+class Replayed:
+    """What a chat's records say: its state, and what the state does not hold.
+
+    The log starts with ``seeded`` messages the chat was started from; ``speakers`` names who said each
+    of the others. ``seeds`` are the messages the participants' views held before the chat's own (by
+    agent name); ``pending_answers`` are human answers given in the step that was under way when the
+    records end.
+    """
+
+    state: ChatState
+    started: dict[str, Any]
+    seeded: int = 0
+    speakers: list[str] = field(default_factory=list)
+    seeds: dict[str, list[Message]] = field(default_factory=dict)
+    pending_answers: list[tuple[str, str]] = field(default_factory=list)
+    finished: bool = False
+    records: int = 0
+
+
+def decode(records: Iterable[StoredRecord]) -> list[dict[str, Any]]:
+    """The records as dicts."""
+    return [json.loads(record.data) for record in records]
+
+
+def replay(records: Sequence[dict[str, Any]], chat_id: str) -> Replayed:
+    """Rebuild a chat's state from its records, in order.
+
+    Raises:
+        ValueError: the records do not start with ``chat_started``.
+    """
+    if not records or records[0].get("kind") != "chat_started":
+        raise ValueError(f"the records of chat {chat_id!r} do not start with chat_started")
+    started = records[0]
+    state = ChatState(chat_id, started.get("shape", "chat"))
+    state.context_variables = dict(started.get("context") or {})
+    replayed = Replayed(state, started, records=len(records))
+    seed_log = started.get("seed_log") or []
+    state.messages.extend(seed_log)
+    replayed.seeded = len(seed_log)
+    if seed_log:
+        state.last_speaker = seed_log[-1].get("name")
+    replayed.seeds = dict(started.get("seed_views") or {})
+    for record in records[1:]:
+        _apply(record, replayed)
+    return replayed
+
+
+def _apply(record: dict[str, Any], replayed: Replayed) -> None:
+    state = replayed.state
+    kind = record.get("kind")
+    _apply_changes(record, state)
+    if kind == "message":
+        message = record["message"]
+        state.messages.append(message)
+        replayed.speakers.append(record["speaker"])
+        state.rounds += 1
+        if message.get("role") == "tool":
+            state.tool_result_rounds += 1
+        state.last_speaker = record["speaker"]
+        state.handoff = handoff_from_data(record.get("handoff"))
+        if message.get("role") == "tool":
+            state.tool_results = {}
+        state.turn = None
+        replayed.pending_answers = []
+    elif kind == "tool_result":
+        state.tool_results[record["call"]] = record["outcome"]
+    elif kind == "human_input":
+        state.human_input.append(record["answer"])
+        replayed.pending_answers.append((record["agent"], record["answer"]))
+    elif kind == "turn":
+        state.turn = record["speaker"]
+        state.handoff = None
+    elif kind == "stopped":
+        state.stop_reason = StopReason.from_dict(record["stop_reason"])
+    elif kind == "result":
+        state.summary = record.get("summary")
+        replayed.finished = True
+
+
+def _apply_changes(record: dict[str, Any], state: ChatState) -> None:
+    context_set = record.get("context_set")
+    if context_set:
+        state.context_variables.update(context_set)
+    for key in record.get("context_removed") or ():
+        state.context_variables.pop(key, None)
+    counters = record.get("auto_replies")
+    if counters:
+        state.auto_replies.update(counters)
+    system_messages = record.get("system_messages")
+    if system_messages:
+        state.system_messages.update(system_messages)
+    for usage in record.get("usage") or ():
+        state.usage.add(usage_response(usage))
+    spent = record.get("spent")
+    if spent:
+        state.spent = Spent(**spent)

@@ -1,0 +1,88 @@
+"""JSONL traces: every event of a chat as one line of JSON, appended as it happens.
+
+``trace="path.jsonl"`` on a chat entry point traces that chat and the chats started inside it;
+``PARLEY_TRACE=path.jsonl`` in the environment traces every chat of the program. A trace is readable
+while its chats run (each line is written and flushed whole), and ``parley view path.jsonl`` shows it.
+Several chats may share a file: each line names its chat (``chat_id``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from parley.events import ChatEvent, Listener
+
+TRACE_VARIABLE = "PARLEY_TRACE"
+
+
+class JsonlTrace:
+    """A listener that appends each event to a JSONL file.
+
+    Args:
+        path: the file (created if missing, appended to if not).
+    """
+
+    follows_nested_chats = True
+    """Chats started inside a traced chat are traced too."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._file: TextIO | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, event: ChatEvent) -> None:
+        line = json.dumps(event.to_dict(), ensure_ascii=False, default=_plain) + "\n"
+        with self._lock:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the file (it is opened again by the next event)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def __repr__(self) -> str:
+        return f"JsonlTrace({str(self.path)!r})"
+
+
+def _plain(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return repr(value)
+
+
+_traces: dict[str, JsonlTrace] = {}
+
+
+def trace_to(path: str | os.PathLike[str]) -> JsonlTrace:
+    """The trace writing to ``path`` (one per file in a process, so that its chats' lines do not mix)."""
+    key = str(Path(path).resolve())
+    trace = _traces.get(key)
+    if trace is None:
+        trace = _traces[key] = JsonlTrace(path)
+    return trace
+
+
+def trace_listeners(trace: str | os.PathLike[str] | None) -> list[Listener]:
+    """The listeners for a chat entry point's ``trace=`` (none without one)."""
+    if trace is None:
+        return []
+    if not isinstance(trace, str | os.PathLike):
+        raise TypeError(f"trace must be the path of a JSONL file, not {trace!r}")
+    return [trace_to(trace)]
+
+
+def environment_trace() -> list[Listener]:
+    """The trace ``PARLEY_TRACE`` names, for every chat (none if it is not set)."""
+    path = os.environ.get(TRACE_VARIABLE)
+    return [trace_to(path)] if path else []

@@ -1,0 +1,522 @@
+"""AG2 code runs unchanged: agent and tool idioms of AG2 0.13.4 and its users, run against parley.
+
+Each expected value is what AG2 0.13.4 gives for the same code (run with a scripted reply function in
+place of the model, as AG2's own tests do), unless the test says where parley deliberately differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from conftest import human
+from parley import (
+    Agent,
+    AssistantAgent,
+    ConversableAgent,
+    FunctionModel,
+    InvalidCarryOverTypeError,
+    ScriptedModel,
+    StopKind,
+    Tool,
+)
+
+
+def add(a: int, b: int = 2) -> int:
+    """Add two."""
+    return a + b
+
+
+def boom() -> str:
+    raise RuntimeError("bad")
+
+
+def quiet(name: str, reply: str = "auto", **kwargs: Any) -> ConversableAgent:
+    return ConversableAgent(
+        name, llm_config=False, human_input_mode="NEVER", default_auto_reply=reply, **kwargs
+    )
+
+
+# execute_function and legacy function calls ---------------------------------------------------------------
+
+
+@pytest.fixture
+def executor() -> ConversableAgent:
+    return quiet("ex", function_map={"add": add, "boom": boom})
+
+
+def test_execute_function_returns_success_and_a_function_message(executor):
+    call = {"name": "add", "arguments": json.dumps({"a": 1, "b": 2})}
+
+    assert executor.execute_function(call) == (True, {"name": "add", "role": "function", "content": 3})
+    assert executor.execute_function(call, call_id="c1") == (
+        True,
+        {"name": "add", "role": "function", "content": 3},
+    )
+    assert asyncio.run(executor.a_execute_function(call)) == (
+        True,
+        {"name": "add", "role": "function", "content": 3},
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ({"name": "nope", "arguments": "{}"}, "Error: Function nope not found."),
+        ({"name": "boom", "arguments": "{}"}, "Error: bad"),
+        ({"name": "add", "arguments": "{bad"}, "Error: the arguments are not valid JSON"),
+        ({"name": "add", "arguments": json.dumps({"b": 1})}, "Error: a: Field required"),
+    ],
+)
+def test_execute_function_reports_failures_in_the_function_message(executor, call, expected):
+    success, message = executor.execute_function(call)
+
+    assert success is False
+    assert message["name"] == call["name"]
+    assert message["role"] == "function"
+    assert message["content"].startswith(expected)
+
+
+def test_an_async_function_is_awaited():
+    async def fetch(key: str) -> str:
+        return f"got {key}"
+
+    agent = quiet("ex", function_map={"fetch": fetch})
+    call = {"name": "fetch", "arguments": json.dumps({"key": "k"})}
+
+    assert agent.execute_function(call) == (True, {"name": "fetch", "role": "function", "content": "got k"})
+    assert asyncio.run(agent.a_execute_function(call))[1]["content"] == "got k"
+
+
+def test_a_legacy_function_call_is_executed_and_answered_with_a_function_message():
+    def add_text(a: int, b: int) -> str:
+        return str(a + b)
+
+    ex = quiet("ex", function_map={"add": add_text})
+    caller = ConversableAgent("caller", llm_config=ScriptedModel(["done"]), human_input_mode="NEVER")
+
+    def calls_a_function_first(recipient, messages, sender, config):
+        if messages[-1]["role"] == "function":
+            return False, None
+        return True, {"content": None, "function_call": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+
+    caller.register_reply([Agent, None], calls_a_function_first)
+
+    result = ex.initiate_chat(caller, message="go", max_turns=2, silent=True)
+
+    assert [(m["role"], m.get("name"), m["content"]) for m in result.chat_history] == [
+        ("assistant", "ex", "go"),
+        ("assistant", "caller", None),
+        ("function", "add", "5"),
+        ("user", "caller", "done"),
+    ]
+    assert result.chat_history[1]["function_call"] == {"name": "add", "arguments": '{"a": 2, "b": 3}'}
+    assert caller.client.requests[0].messages[-1] == {"content": "5", "name": "add", "role": "function"}
+
+
+def test_generate_function_call_reply_only_answers_a_function_call(executor):
+    assert executor.generate_function_call_reply([{"content": "hi"}]) == (False, None)
+    assert executor.generate_function_call_reply(
+        [{"content": None, "function_call": {"name": "add", "arguments": '{"a": 1}'}}]
+    ) == (True, {"name": "add", "role": "function", "content": "3"})
+
+
+# the first message ----------------------------------------------------------------------------------------
+
+
+def test_generate_init_message_adds_the_carryover():
+    agent = quiet("a")
+
+    assert agent.generate_init_message("hello") == "hello"
+    assert agent.generate_init_message("hello", carryover="prev") == "hello\nContext: \nprev"
+    assert agent.generate_init_message("hello", carryover=["p1", "p2"]) == "hello\nContext: \np1\np2"
+    assert agent.generate_init_message({"content": "hi", "role": "user"}, carryover="prev") == {
+        "content": "hi\nContext: \nprev",
+        "role": "user",
+    }
+    assert agent.generate_init_message("hello", other=1) == "hello"
+    assert asyncio.run(agent.a_generate_init_message("hello", carryover="c")) == "hello\nContext: \nc"
+    with pytest.raises(InvalidCarryOverTypeError, match="carryover must be a string or a list"):
+        agent.generate_init_message("x", carryover=5)
+
+
+def test_generate_init_message_without_a_message_asks_the_human():
+    agent = quiet("a")
+    the_human = human(agent, "typed")
+
+    assert agent.generate_init_message(None) == "typed"
+    assert the_human.prompts == [">"]
+
+
+def test_initiate_chat_starts_with_what_generate_init_message_makes():
+    class Briefing(ConversableAgent):
+        def generate_init_message(self, message: Any = None, **kwargs: Any) -> Any:
+            return f"[brief] {super().generate_init_message(message, **kwargs)}"
+
+    result = Briefing("b", llm_config=False, human_input_mode="NEVER").initiate_chat(
+        quiet("r"), message="go", max_turns=1, silent=True
+    )
+
+    assert result.chat_history[0]["content"] == "[brief] go"
+
+
+# run -------------------------------------------------------------------------------------------------------
+
+
+def test_run_without_a_recipient_chats_with_a_user_agent_and_process_prints_it(capsys):
+    agent = ConversableAgent("a", llm_config=ScriptedModel(["hello there TERMINATE"]))
+
+    response = agent.run(message="hi", max_turns=2)
+    response.process()
+
+    printed = capsys.readouterr().out
+    assert "user (to a):\n\nhi" in printed
+    assert "a (to user):\n\nhello there TERMINATE" in printed
+    assert response.messages == [
+        {"content": "hi", "role": "assistant", "name": "user"},
+        {"content": "hello there TERMINATE", "role": "user", "name": "a"},
+    ]
+    assert response.summary == "hello there "
+    assert response.last_speaker == "a"
+    assert response.context_variables is None
+    assert response.cost["usage_including_cached_inference"]["total_cost"] == 0
+
+
+def test_run_with_a_recipient_is_its_chat():
+    b = quiet("b", "bye")
+    a = ConversableAgent("a", llm_config=ScriptedModel(["one", "two"]), human_input_mode="NEVER")
+
+    response = a.run(b, message="start", max_turns=2)
+
+    assert [(m["name"], m["content"]) for m in response.messages] == [
+        ("a", "start"),
+        ("b", "bye"),
+        ("a", "one"),
+        ("b", "bye"),
+    ]
+    assert response.summary == "bye"
+    assert response.last_speaker == "b"
+    assert response.chat_result.stop_reason.kind is StopKind.MAX_TURNS
+
+
+def test_run_with_tools_lets_the_user_agent_execute_them_and_offers_them_for_the_run():
+    tool = Tool(func_or_tool=add)
+    model = ScriptedModel(
+        [
+            [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}],
+            "3 TERMINATE",
+        ]
+    )
+    agent = ConversableAgent("a", llm_config={"config_list": [{"model": "m", "api_key": "k"}]})
+    agent.client = model
+
+    response = agent.run(message="add 1 and 2", tools=tool, max_turns=3)
+
+    assert [m["content"] for m in response.messages] == ["add 1 and 2", None, "3", "3 TERMINATE"]
+    assert model.requests[0].tool_names == ["add"]
+    assert "tools" not in agent.llm_config or agent.llm_config["tools"] == []
+
+
+def test_run_reraises_what_ended_the_chat():
+    agent = ConversableAgent("a", llm_config=ScriptedModel([]))
+
+    response = agent.run(message="hi")
+
+    with pytest.raises(Exception, match="script"):
+        response.process()
+
+
+def test_a_run_is_awaited():
+    async def main() -> tuple[Any, Any, Any]:
+        agent = ConversableAgent("a", llm_config=ScriptedModel(["x TERMINATE"]))
+        response = await agent.a_run(message="hi")
+        await response.process()
+        return await response.summary, await response.last_speaker, await response.messages
+
+    summary, last, messages = asyncio.run(main())
+
+    assert (summary, last) == ("x ", "a")
+    assert [m["content"] for m in messages] == ["hi", "x TERMINATE"]
+
+
+# tools in llm_config ------------------------------------------------------------------------------------
+
+
+LLM = {"config_list": [{"model": "gpt-4o-mini", "api_key": "sk-test"}]}
+
+
+def scripted(agent: ConversableAgent, *replies: Any) -> ScriptedModel:
+    agent.client = ScriptedModel(list(replies))
+    return agent.client
+
+
+def test_register_for_llm_fills_llm_config_tools_and_the_model_is_offered_them():
+    agent = ConversableAgent("a", llm_config=dict(LLM))
+
+    tool = agent.register_for_llm(description="Adds")(add)
+    agent.register_for_llm(name="plus")(add)
+
+    assert isinstance(tool, Tool)
+    assert agent.llm_config["tools"][0] == {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Adds",
+            "parameters": tool.parameters,
+        },
+    }
+    assert [t["function"]["name"] for t in agent.llm_config["tools"]] == ["add", "plus"]
+    model = scripted(agent, "ok")
+    agent.generate_reply([{"role": "user", "content": "hi"}])
+    assert model.requests[0].tool_names == ["add", "plus"]
+
+
+def test_register_for_llm_in_the_legacy_function_style_fills_llm_config_functions():
+    agent = ConversableAgent("a", llm_config=dict(LLM))
+
+    agent.register_for_llm(api_style="function")(boom)
+
+    assert agent.llm_config["functions"] == [Tool(boom).schema["function"]]
+    assert "tools" not in agent.llm_config
+
+
+def test_tools_and_functions_in_an_llm_config_are_offered_to_the_model():
+    signature = {"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}
+    tool_schema = {"type": "function", "function": {**signature, "name": "g"}}
+    agent = ConversableAgent("a", llm_config={**LLM, "tools": [tool_schema], "functions": [signature]})
+    model = scripted(agent, "ok")
+
+    agent.generate_reply([{"role": "user", "content": "hi"}])
+
+    assert model.requests[0].tools == [tool_schema, {"type": "function", "function": signature}]
+
+
+def test_update_function_signature_and_update_tool_signature():
+    agent = ConversableAgent("a", llm_config=dict(LLM))
+    signature = {"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}
+
+    agent.update_function_signature(signature, is_remove=False)
+    assert agent.llm_config["functions"] == [signature]
+    agent.update_function_signature({**signature, "description": "d2"}, is_remove=False)
+    assert agent.llm_config["functions"] == [{**signature, "description": "d2"}]
+    agent.update_tool_signature({"type": "function", "function": {**signature, "name": "g"}}, is_remove=False)
+    model = scripted(agent, "ok")
+    agent.generate_reply([{"role": "user", "content": "hi"}])
+    assert model.requests[0].tool_names == ["f", "g"]
+
+    agent.update_function_signature("f", is_remove=True)
+    agent.update_tool_signature("g", is_remove=True)
+    assert agent.llm_config["functions"] == []
+    assert agent.llm_config["tools"] == []
+    with pytest.raises(ValueError, match="offers no function named 'f'"):
+        agent.update_function_signature("f", is_remove=True)
+    with pytest.raises(ValueError, match="must have a 'name' key"):
+        agent.update_function_signature({"x": 1}, is_remove=False)
+    with pytest.raises(RuntimeError, match="has no model"):
+        quiet("b").update_function_signature(signature, is_remove=False)
+
+
+# Tool ----------------------------------------------------------------------------------------------------
+
+
+def test_tool_takes_ag2s_arguments_and_has_its_attributes():
+    tool = Tool(func_or_tool=add)
+
+    assert (tool.name, tool.description) == ("add", "Add two.")
+    assert tool.tool_schema == {"type": "function", "function": tool.function_schema}
+    assert tool.function_schema["name"] == "add"
+    assert tool.function_schema["parameters"]["required"] == ["a"]
+    assert tool.realtime_tool_schema == {"type": "function", **tool.function_schema}
+    assert tool(1, b=3) == 4
+    renamed = Tool(name="plus", description="P", func_or_tool=tool)
+    assert (renamed.name, renamed.description, renamed.func) == ("plus", "P", add)
+    assert Tool(func_or_tool=renamed).name == "plus"
+
+
+def test_tool_parameters_json_schema_is_what_the_model_sees():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+    assert (
+        Tool(func_or_tool=add, parameters_json_schema=schema).tool_schema["function"]["parameters"] == schema
+    )
+
+
+def test_tool_registers_itself_with_agents():
+    tool = Tool(func_or_tool=add)
+    caller, executor, both = (
+        ConversableAgent("caller", llm_config=dict(LLM)),
+        quiet("ex"),
+        ConversableAgent("both", llm_config=dict(LLM)),
+    )
+
+    tool.register_for_llm(caller)
+    tool.register_for_execution(executor)
+    tool.register_tool(both)
+
+    assert caller.llm_config["tools"][0]["function"]["name"] == "add"
+    assert list(executor.function_map) == ["add"]
+    assert list(both.function_map) == ["add"]
+    assert len(both.llm_config["tools"]) == 1
+
+
+def test_a_bad_func_or_tool_is_an_error():
+    with pytest.raises(TypeError, match="a tool must be callable"):
+        Tool(func_or_tool=5)
+
+
+# send hooks ------------------------------------------------------------------------------------------------
+
+
+def test_send_runs_the_process_message_before_send_hooks_with_the_real_silent():
+    sender, receiver = quiet("s"), quiet("r")
+    seen: list[tuple[str, Any, str, Any]] = []
+
+    def hook(sender: Agent, message: Any, recipient: Agent, silent: Any) -> Any:
+        seen.append((sender.name, message, recipient.name, silent))
+        return message.upper() if isinstance(message, str) else message
+
+    sender.register_hook("process_message_before_send", hook)
+    sender.send("hello", receiver, request_reply=False, silent=True)
+    sender.send("hello2", receiver, request_reply=False)
+
+    assert seen == [("s", "hello", "r", True), ("s", "hello2", "r", False)]
+    assert [m["content"] for m in receiver.chat_messages[sender]] == ["HELLO", "HELLO2"]
+
+
+@pytest.mark.parametrize("silent", [True, False])
+def test_initiate_chat_runs_the_hooks_on_the_first_message_and_the_replies(silent):
+    sender, receiver = quiet("s", ""), quiet("r")
+    seen: list[tuple[str, Any, str, Any]] = []
+    sender.register_hook(
+        "process_message_before_send",
+        lambda sender, message, recipient, silent: (
+            seen.append((sender.name, message, recipient.name, silent)) or message
+        ),
+    )
+
+    sender.initiate_chat(receiver, message="init", max_turns=2, silent=silent)
+
+    assert seen == [("s", "init", "r", silent), ("s", "", "r", silent)]
+
+
+# summaries ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "summary"),
+    [
+        ({"content": "dict summary"}, "dict summary"),
+        ({"x": 1}, ""),
+        (None, ""),
+        (5, "5"),
+        (["a", "b"], "['a', 'b']"),
+        ("str", "str"),
+    ],
+)
+def test_a_summary_is_always_text(value, summary):
+    result = quiet("s").initiate_chat(
+        quiet("r"), message="m", max_turns=1, summary_method=lambda a, b, c: value, silent=True
+    )
+
+    assert result.summary == summary
+
+
+def test_no_summary_method_gives_an_empty_summary():
+    assert (
+        quiet("s")
+        .initiate_chat(quiet("r"), message="m", max_turns=1, summary_method=None, silent=True)
+        .summary
+        == ""
+    )
+
+
+# names --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a b", "a\tb", "a\nb", " "])
+def test_an_agent_with_a_model_cannot_have_whitespace_in_its_name(name):
+    with pytest.raises(ValueError, match="cannot contain whitespace"):
+        ConversableAgent(name, llm_config=dict(LLM))
+    with pytest.raises(ValueError, match="cannot contain whitespace"):
+        AssistantAgent(name, llm_config=FunctionModel(lambda request: "hi"))
+
+
+def test_an_agent_without_a_model_may_have_whitespace_in_its_name():
+    assert ConversableAgent("a b", llm_config=False).name == "a b"
+
+
+# agents that implement only AG2's Agent protocol ------------------------------------------------------------
+
+
+class Echo(Agent):
+    """An agent written against AG2's ``Agent`` protocol only: it never calls ``Agent.__init__``."""
+
+    def __init__(self, name: str) -> None:
+        self._label = name
+        self.received: list[Any] = []
+
+    @property
+    def name(self) -> str:
+        return self._label
+
+    @property
+    def description(self) -> str:
+        return "echoes"
+
+    def send(
+        self, message: Any, recipient: Any, request_reply: bool | None = None, silent: bool = False
+    ) -> None:
+        recipient.receive(message, self, request_reply, silent)
+
+    def receive(
+        self, message: Any, sender: Any, request_reply: bool | None = None, silent: bool = False
+    ) -> None:
+        self.received.append(message)
+        if request_reply is not False:
+            content = message if isinstance(message, str) else message.get("content")
+            reply = self.generate_reply([{"content": content}], sender)
+            if reply is not None:
+                self.send(reply, sender, request_reply=True)
+
+    def generate_reply(self, messages: Any = None, sender: Any = None, **kwargs: Any) -> Any:
+        content = messages[-1]["content"]
+        return None if content == "stop" else f"echo: {content}"
+
+
+def test_an_ag2_protocol_agent_is_sent_to_and_answers():
+    echo = Echo("echo")
+    user = quiet("u", "stop", max_consecutive_auto_reply=2)
+
+    user.send("hi", echo)
+
+    assert echo.received == ["hi", "stop"]
+    assert [(m["role"], m["content"]) for m in user.chat_messages[echo]] == [
+        ("assistant", "hi"),
+        ("user", "echo: hi"),
+        ("assistant", "stop"),
+    ]
+    assert repr(echo) == "Echo(name='echo')"
+
+
+def test_an_ag2_protocol_agent_is_a_chat_peer():
+    echo = Echo("e2")
+    user = quiet("u2", "again")
+
+    result = user.initiate_chat(echo, message="hi", max_turns=2, silent=True)
+
+    assert [(m["name"], m["content"]) for m in result.chat_history] == [
+        ("u2", "hi"),
+        ("e2", "echo: hi"),
+        ("u2", "again"),
+        ("e2", "echo: again"),
+    ]
+    assert result.summary == "echo: again"
+    assert user.chat_messages[echo] == result.chat_history
+
+
+def test_something_that_is_not_an_agent_is_named_in_the_error():
+    with pytest.raises(TypeError, match=r"recipient must be an agent.*int lacks a string name"):
+        quiet("u").initiate_chat(5, message="hi")

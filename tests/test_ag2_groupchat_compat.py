@@ -1,0 +1,259 @@
+"""AG2 code runs unchanged: group chat idioms of AG2 0.13.4 and its users, run against parley.
+
+Each expected value is what AG2 0.13.4 gives for the same code (run with a scripted reply function in
+place of the model, as AG2's own tests do), unless the test says where parley deliberately differs.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import pytest
+
+from conftest import human
+from parley import (
+    Agent,
+    AgentNameConflictError,
+    ConversableAgent,
+    GroupChat,
+    GroupChatManager,
+    ScriptedModel,
+    StopKind,
+)
+
+
+def quiet(name: str, **kwargs: Any) -> ConversableAgent:
+    return ConversableAgent(
+        name, llm_config=False, human_input_mode="NEVER", default_auto_reply=f"{name} here", **kwargs
+    )
+
+
+def names(groupchat: GroupChat) -> list[str]:
+    return [message["name"] for message in groupchat.messages]
+
+
+# manual selection ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answers", "agents", "chosen"),
+    [
+        (["2"], None, "c"),
+        ([""], None, None),
+        (["q"], None, None),
+        (["x", "9", "1"], None, None),
+        (["1"], "c", "c"),
+    ],
+)
+def test_manual_select_speaker_asks_at_the_console(monkeypatch, answers, agents, chosen):
+    b, c = quiet("b"), quiet("c")
+    groupchat = GroupChat([b, c], messages=[])
+    replies = iter(answers)
+    monkeypatch.setattr(builtins, "input", lambda prompt="": next(replies))
+
+    picked = groupchat.manual_select_speaker(None if agents is None else [c])
+
+    assert (picked.name if picked is not None else None) == chosen
+
+
+def test_a_group_chat_subclass_can_change_manual_selection():
+    a, b, c = quiet("a"), quiet("b"), quiet("c")
+
+    class AlwaysC(GroupChat):
+        def manual_select_speaker(self, agents: Any = None) -> Any:
+            return c
+
+    groupchat = AlwaysC([a, b, c], messages=[], max_round=3, speaker_selection_method="manual")
+    a.initiate_chat(GroupChatManager(groupchat, llm_config=False), "go", silent=True)
+
+    assert names(groupchat) == ["a", "c", "c"]
+
+
+def test_manual_selection_in_a_running_chat_asks_the_managers_human():
+    a, b = quiet("a"), quiet("b")
+    groupchat = GroupChat([a, b], messages=[], max_round=2)
+    manager = GroupChatManager(groupchat, llm_config=False)
+    the_human = human(manager, "2")
+    picked: list[Any] = []
+
+    def select(last_speaker: Agent, group: GroupChat) -> Any:
+        picked.append(group.manual_select_speaker())
+        return picked[-1]
+
+    groupchat.speaker_selection_method = select
+    result = a.initiate_chat(manager, "go", silent=True)
+
+    assert picked == [b]
+    assert result.human_input == ["2"]
+    assert "Enter the number of the next speaker" in the_human.prompts[0]
+
+
+# nested groups --------------------------------------------------------------------------------------------
+
+
+def test_agent_by_name_recursive_and_nested_agents():
+    inner_a, inner_b, outer_a = quiet("ia"), quiet("ib"), quiet("oa")
+    inner = GroupChatManager(GroupChat([inner_a, inner_b], messages=[]), name="inner", llm_config=False)
+    outer = GroupChat([outer_a, inner], messages=[])
+
+    assert [agent.name for agent in outer.nested_agents()] == ["oa", "inner", "ia", "ib"]
+    assert outer.agent_by_name("ia") is None
+    assert outer.agent_by_name("ia", recursive=True) is inner_a
+    assert outer.agent_by_name("nobody", recursive=True) is None
+
+
+def test_agent_by_name_can_refuse_a_name_that_is_not_unique():
+    outer_a = quiet("oa")
+    twin = GroupChatManager(GroupChat([quiet("oa"), quiet("z")], messages=[]), name="twin", llm_config=False)
+    outer = GroupChat([outer_a, twin], messages=[])
+
+    assert outer.agent_by_name("oa", recursive=True) is outer_a
+    with pytest.raises(AgentNameConflictError, match="multiple agents"):
+        outer.agent_by_name("oa", recursive=True, raise_on_name_conflict=True)
+    assert isinstance(AgentNameConflictError("x"), ValueError)
+
+
+# groups of one, and a manager talking to itself ---------------------------------------------------------
+
+
+def test_a_group_chat_of_one_agent_runs_with_a_selection_function():
+    solo, user = quiet("solo"), quiet("user")
+    groupchat = GroupChat([solo], messages=[], max_round=3, speaker_selection_method=lambda last, group: solo)
+
+    user.initiate_chat(GroupChatManager(groupchat, llm_config=False), message="hi", silent=True)
+
+    assert names(groupchat) == ["user", "solo", "solo"]
+
+
+@pytest.mark.parametrize("method", ["round_robin", "auto"])
+def test_a_group_chat_of_one_agent_cannot_choose_by_method(method):
+    groupchat = GroupChat([quiet("solo")], messages=[], max_round=3, speaker_selection_method=method)
+
+    with pytest.raises(ValueError, match="GroupChat is underpopulated with 1 agents"):
+        quiet("user").initiate_chat(GroupChatManager(groupchat, llm_config=False), message="hi", silent=True)
+
+
+def test_a_group_chat_manager_can_start_its_own_group_chat():
+    b, c = quiet("b"), quiet("c")
+    groupchat = GroupChat([b, c], messages=[], max_round=3, speaker_selection_method="round_robin")
+    manager = GroupChatManager(groupchat, llm_config=False)
+
+    result = manager.initiate_chat(manager, message="self talk", silent=True)
+
+    assert names(groupchat) == ["chat_manager", "b", "c"]
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+    assert result.chat_history[0] == {"content": "self talk", "role": "assistant", "name": "chat_manager"}
+
+
+# "auto" selection options -----------------------------------------------------------------------------------
+
+
+class Redact:
+    """A message transform in the shape of AG2's ``TransformMessages``."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def apply_transforms(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.seen.append(messages)
+        return [{**message, "content": "[redacted]"} for message in messages]
+
+
+def test_select_speaker_auto_llm_config_transform_messages_and_verbose(capsys):
+    a, b = quiet("a"), quiet("b")
+    selector, transform = ScriptedModel(["b"]), Redact()
+    groupchat = GroupChat(
+        [a, b],
+        messages=[],
+        max_round=2,
+        select_speaker_auto_llm_config=selector,
+        select_speaker_transform_messages=transform,
+        select_speaker_auto_verbose=True,
+    )
+    manager = GroupChatManager(groupchat, llm_config=False)
+
+    a.initiate_chat(manager, "secret plan")
+
+    assert names(groupchat) == ["a", "b"]
+    assert [m["content"] for m in selector.requests[0].messages[1:-1]] == ["[redacted]"]
+    assert transform.seen[0][0]["content"] == "secret plan"
+    assert "Speaker selection, attempt 1: 'b' (selected b)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"select_speaker_auto_verbose": None}, "select_speaker_auto_verbose must be a bool"),
+        ({"select_speaker_transform_messages": 5}, "select_speaker_transform_messages must be None or"),
+        (
+            {"select_speaker_auto_model_client_cls": object},
+            "select_speaker_auto_model_client_cls is not supported",
+        ),
+        ({"enable_clear_history": "yes"}, "enable_clear_history must be a bool"),
+    ],
+)
+def test_bad_auto_selection_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        GroupChat([quiet("a"), quiet("b")], messages=[], **kwargs)
+
+
+# clear history ----------------------------------------------------------------------------------------------
+
+
+def clearing_group(command: str) -> tuple[ConversableAgent, ConversableAgent, GroupChat, Any]:
+    a = ConversableAgent("a", llm_config=ScriptedModel(["a1", "a2", "a3"]), human_input_mode="NEVER")
+    b = quiet("b")
+    b.register_reply([Agent, None], lambda recipient, messages, sender, config: (True, {"content": command}))
+    c = ConversableAgent("c", llm_config=ScriptedModel(["c1", "c2"]), human_input_mode="NEVER")
+    groupchat = GroupChat(
+        [a, b, c], messages=[], max_round=5, speaker_selection_method="round_robin", enable_clear_history=True
+    )
+    result = a.initiate_chat(GroupChatManager(groupchat, llm_config=False), message="start", silent=True)
+    return a, c, groupchat, result
+
+
+def test_clear_history_makes_every_agents_model_forget_and_is_cut_from_the_reply():
+    a, c, groupchat, result = clearing_group("clear history now go on")
+
+    assert c.client.requests[0].messages[1:] == [{"content": "now go on", "role": "user", "name": "b"}]
+    assert [m["content"] for m in a.client.requests[0].messages[1:]] == ["now go on", "c1"]
+    # AG2 empties the history too; parley keeps every message said
+    assert [m["content"] for m in groupchat.messages] == ["start", "now go on", "c1", "a1", "now go on"]
+    assert len(result.chat_history) == 5
+
+
+def test_clear_history_of_one_agent_keeping_its_last_messages():
+    a, c, groupchat, _ = clearing_group("clear history a 1 and go")
+
+    assert [m["content"] for m in a.client.requests[0].messages[1:]] == ["start", "and go", "c1"]
+    assert [m["content"] for m in c.client.requests[0].messages[1:]] == ["start", "and go"]
+    assert [m["content"] for m in groupchat.messages][:2] == ["start", "and go"]
+
+
+def test_without_enable_clear_history_the_phrase_is_just_text():
+    a = ConversableAgent("a", llm_config=ScriptedModel(["a1"]), human_input_mode="NEVER")
+    b = quiet("b")
+    b.register_reply(
+        [Agent, None], lambda recipient, messages, sender, config: (True, {"content": "clear history"})
+    )
+    groupchat = GroupChat([a, b], messages=[], max_round=3, speaker_selection_method="round_robin")
+
+    a.initiate_chat(GroupChatManager(groupchat, llm_config=False), message="start", silent=True)
+
+    assert [m["content"] for m in a.client.requests[0].messages[1:]] == ["start", "clear history"]
+
+
+# names ------------------------------------------------------------------------------------------------------
+
+
+def test_a_reply_named_after_someone_else_is_logged_under_its_speaker():
+    a, b = quiet("a"), quiet("b")
+    b.register_reply(
+        [Agent, None], lambda recipient, messages, sender, config: (True, {"content": "hi", "name": "zzz"})
+    )
+    groupchat = GroupChat([a, b], messages=[], max_round=2, speaker_selection_method="round_robin")
+
+    a.initiate_chat(GroupChatManager(groupchat, llm_config=False), message="start", silent=True)
+
+    assert names(groupchat) == ["a", "b"]

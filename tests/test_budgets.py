@@ -1,0 +1,152 @@
+"""Stop conditions and budgets: a chat stops at exactly the call that would have crossed a budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from parley import (
+    ON_CONDITION,
+    ConversableAgent,
+    FunctionModel,
+    ModelRequest,
+    ScriptedModel,
+    StopKind,
+    SwarmAgent,
+    initiate_swarm_chat,
+    register_function,
+    tool_call,
+)
+from parley.limits import MaxCost, MaxModelCalls, MaxTime, MaxTokens, MaxToolCalls, Mentions, When
+from parley.models import Usage
+
+
+def talkers(model: Any, **user_options: Any) -> tuple[ConversableAgent, ConversableAgent]:
+    assistant = ConversableAgent("assistant", llm_config=model, human_input_mode="NEVER")
+    user = ConversableAgent(
+        "user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more", **user_options
+    )
+    return user, assistant
+
+
+def replies(result: Any) -> list[str]:
+    return [m["content"] for m in result.chat_history if m["name"] == "assistant"]
+
+
+@pytest.mark.parametrize(("budget", "calls"), [(400, 2), (449, 2), (450, 3), (599, 3), (600, 4)])
+def test_a_token_budget_stops_before_the_call_that_would_cross_it(budget: int, calls: int):
+    model = ScriptedModel(
+        [f"reply {n}" for n in range(1, 11)], usage=Usage(100, 50), params={"max_tokens": 50}
+    )
+    user, assistant = talkers(model)
+
+    result = user.initiate_chat(assistant, "go", stop_when=MaxTokens(budget), silent=True)
+
+    assert replies(result) == [f"reply {n}" for n in range(1, calls + 1)]
+    assert result.stop_reason.kind is StopKind.CONDITION
+    assert result.stop_reason.agent == "assistant"
+    assert str(result.stop_reason) == (
+        f"the token budget of {budget} would be exceeded: {150 * calls} tokens used, and assistant's "
+        "next model call could use 100 prompt + 50 completion tokens"
+    )
+    assert result.cost["usage_including_cached_inference"]["scripted"]["total_tokens"] == 150 * calls
+
+
+def test_without_max_tokens_a_call_is_sent_with_what_the_budget_leaves():
+    model = ScriptedModel(["one", "two", "three", "four"], usage=Usage(100, 50))
+    user, assistant = talkers(model)
+
+    result = user.initiate_chat(assistant, "go", stop_when=MaxTokens(420), silent=True)
+
+    assert [request.params.get("max_tokens") for request in model.requests] == [320, 170, 20]
+    assert replies(result) == ["one", "two", "three"]
+    assert result.cost["usage_including_cached_inference"]["scripted"]["total_tokens"] == 420
+
+
+@pytest.mark.parametrize(("budget", "calls"), [(0.25, 2), (0.3, 3), (0.31, 3)])
+def test_a_cost_budget_stops_before_the_call_that_would_cross_it(budget: float, calls: int):
+    model = ScriptedModel([f"reply {n}" for n in range(1, 11)], cost=0.1)
+    user, assistant = talkers(model)
+
+    result = user.initiate_chat(assistant, "go", stop_when=MaxCost(budget), silent=True)
+
+    assert len(replies(result)) == calls
+    assert "cost budget" in str(result.stop_reason)
+    assert result.cost["usage_including_cached_inference"]["total_cost"] <= budget + 1e-9
+
+
+def test_a_model_without_a_price_is_stopped_once_it_has_spent_the_budget():
+    def reply(request: ModelRequest) -> Any:
+        from parley.models import ModelResponse
+
+        return ModelResponse({"role": "assistant", "content": "ok"}, cost=0.4, model="m")
+
+    user, assistant = talkers(FunctionModel(reply))
+
+    result = user.initiate_chat(assistant, "go", stop_when=MaxCost(1.0), silent=True)
+
+    assert len(replies(result)) == 3, "unpriced: the third call crossed the budget, and nothing after it"
+    assert "cost budget of $1 is spent" in str(result.stop_reason)
+
+
+def test_model_and_tool_call_limits():
+    model = ScriptedModel([tool_call("ping", id=f"p{n}") for n in range(5)] + ["done"])
+    user, assistant = talkers(model)
+    register_function(lambda: "pong", caller=assistant, executor=user, name="ping", description="Ping.")
+
+    by_model = user.initiate_chat(assistant, "go", stop_when=MaxModelCalls(2), silent=True)
+    assert len(replies(by_model)) == 2
+    assert str(by_model.stop_reason) == "the limit of 2 model calls is reached"
+
+    model.__init__([tool_call("ping", id=f"p{n}") for n in range(5)] + ["done"])
+    by_tools = user.initiate_chat(assistant, "go", stop_when=MaxToolCalls(3), silent=True)
+    assert sum(1 for m in by_tools.chat_history if m.get("role") == "tool") == 3
+    assert "the limit of 3 tool calls would be exceeded: 3 run, and user is about to run 1 more" in str(
+        by_tools.stop_reason
+    )
+
+
+def test_conditions_combine_and_the_first_that_holds_stops_the_chat():
+    model = ScriptedModel(["thinking", "still thinking", "DONE", "more"], usage=Usage(10, 10))
+    user, assistant = talkers(model)
+
+    either = user.initiate_chat(
+        assistant, "go", stop_when=Mentions("DONE") | MaxTokens(10_000) | MaxTime(3600), silent=True
+    )
+    assert replies(either) == ["thinking", "still thinking", "DONE"]
+    assert str(either.stop_reason) == "the message from assistant mentions 'DONE'"
+
+    model.__init__(["thinking", "DONE", "DONE again", "more"], usage=Usage(10, 10))
+    both = user.initiate_chat(
+        assistant, "go", stop_when=Mentions("DONE") & When(lambda chat: chat.state.rounds >= 5), silent=True
+    )
+    assert replies(both) == ["thinking", "DONE", "DONE again"]
+
+
+def test_a_swarm_run_by_a_tool_counts_against_the_budget_of_its_chat():
+    inner = SwarmAgent("inner", llm_config=ScriptedModel(["inner 1", "inner 2"], usage=Usage(100, 0)))
+
+    def delegate() -> str:
+        result, _, _ = initiate_swarm_chat(inner, "work", [inner], max_rounds=2, silent=True)
+        return str(result.summary)
+
+    outer_model = ScriptedModel([tool_call("delegate", id="d1"), "outer done"], usage=Usage(100, 0))
+    outer = SwarmAgent("outer", llm_config=outer_model, functions=[delegate])
+    outer.register_hand_off(ON_CONDITION(inner, "Never."))
+
+    result, _, _ = initiate_swarm_chat(outer, "go", [outer, inner], stop_when=MaxTokens(250), silent=True)
+
+    assert result.chat_history[2]["content"] == "inner 1"
+    assert result.stop_reason.kind is StopKind.CONDITION, "the inner call used the outer chat's budget"
+    assert "200 tokens used" in str(result.stop_reason)
+
+
+def test_bad_stop_conditions_are_named():
+    user, assistant = talkers(ScriptedModel(["x"]))
+    with pytest.raises(TypeError, match="stop conditions combine with other conditions"):
+        user.initiate_chat(assistant, "go", stop_when="DONE", silent=True)
+    with pytest.raises(ValueError, match="MaxTokens needs a positive int"):
+        MaxTokens(0)
+    with pytest.raises(ValueError, match="MaxCost needs a positive number of dollars"):
+        MaxCost(-1)

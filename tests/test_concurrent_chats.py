@@ -1,0 +1,185 @@
+"""One set of agents serves many chats at once: each chat gives exactly the transcript, context and cost
+it gives alone."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from parley import (
+    AFTER_WORK,
+    UPDATE_SYSTEM_MESSAGE,
+    ChatResult,
+    ConversableAgent,
+    FunctionModel,
+    GroupChat,
+    GroupChatManager,
+    ModelRequest,
+    OnCondition,
+    SwarmAgent,
+    SwarmResult,
+    a_initiate_swarm_chat,
+    tool_call,
+)
+from parley.models import ModelResponse, Usage
+
+
+async def pause(times: int = 3) -> None:
+    """Let the other chats run: every model call of these tests yields to the event loop."""
+    for _ in range(times):
+        await asyncio.sleep(0)
+
+
+def costed(text: str | list[dict[str, Any]], tokens: int) -> ModelResponse:
+    """A reply whose usage and cost depend on the chat it is in."""
+    message: dict[str, Any] = (
+        {"role": "assistant", "content": text}
+        if isinstance(text, str)
+        else {"role": "assistant", "content": None, "tool_calls": text}
+    )
+    return ModelResponse(message, Usage(tokens, 1), cost=tokens / 1000, model="m")
+
+
+def first_user_text(request: ModelRequest) -> str:
+    return next(m["content"] for m in request.messages if m.get("role") == "user")
+
+
+async def run_alone_and_together(*runs: Any) -> tuple[list[Any], list[Any]]:
+    alone = [await run() for run in runs]
+    together = await asyncio.gather(*(run() for run in runs))
+    return alone, list(together)
+
+
+def summary_of(result: ChatResult) -> tuple[Any, ...]:
+    return (result.chat_history, result.summary, result.cost, result.stop_reason)
+
+
+async def test_two_chats_between_the_same_two_agents():
+    async def reply(request: ModelRequest) -> ModelResponse:
+        await pause()
+        topic = first_user_text(request)
+        turn = sum(1 for m in request.messages if m.get("role") == "assistant")
+        return costed(f"{topic} #{turn}", tokens=len(topic) * (turn + 1))
+
+    assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="go on")
+
+    def chat(topic: str) -> Any:
+        return lambda: user.a_initiate_chat(assistant, topic, max_turns=3, silent=True)
+
+    alone, together = await run_alone_and_together(chat("apples"), chat("a much longer topic"))
+
+    assert [summary_of(result) for result in together] == [summary_of(result) for result in alone]
+    assert together[0].chat_history[-1]["content"] == "apples #2"
+    assert together[1].cost != together[0].cost
+    assert together[0].chat_id != together[1].chat_id
+
+
+async def test_two_swarms_over_the_same_agents_keep_their_own_context():
+    offered: list[tuple[str, tuple[str, ...]]] = []
+
+    async def triage_model(request: ModelRequest) -> ModelResponse:
+        offered.append((first_user_text(request), tuple(request.tool_names)))
+        await pause()
+        if request.messages[-1].get("role") == "tool":
+            return costed("Passing you on.", tokens=1)
+        return costed([tool_call("lookup", id="look")], tokens=2)
+
+    async def billing_model(request: ModelRequest) -> ModelResponse:
+        await pause()
+        system = request.messages[0]["content"]
+        return costed(f"[{system}] {request.messages[-1]['content']}", tokens=len(system))
+
+    async def lookup(context_variables: dict[str, Any]) -> SwarmResult:
+        await pause()
+        customer = context_variables["customer"]
+        return SwarmResult(
+            values=f"{customer} owes {context_variables['balance']}",
+            context_variables={"looked_up": customer},
+            agent="billing",
+        )
+
+    triage = SwarmAgent("triage", llm_config=FunctionModel(triage_model), functions=[lookup])
+    billing = SwarmAgent(
+        "billing",
+        llm_config=FunctionModel(billing_model),
+        update_agent_state_before_reply=[UPDATE_SYSTEM_MESSAGE("Help {customer}, who owes {balance}.")],
+    )
+    vip = SwarmAgent("vip", llm_config=FunctionModel(billing_model))
+    triage.register_hand_off([OnCondition(vip, "Important customers.", available="vip"), AFTER_WORK(billing)])
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+
+    def swarm(customer: str, balance: int, vip_customer: bool) -> Any:
+        async def run() -> Any:
+            context = {"customer": customer, "balance": balance, "vip": vip_customer}
+            result, context_after, last = await a_initiate_swarm_chat(
+                triage, f"I am {customer}", [triage, billing, vip], context_variables=context, silent=True
+            )
+            return summary_of(result), dict(context_after), last.name
+
+        return run
+
+    alone, together = await run_alone_and_together(
+        swarm("Alice", 10, True), swarm("Bob", 20, False), swarm("Carol", 30, False)
+    )
+
+    assert together == alone
+    (alice, alice_context, _), (bob, bob_context, _) = together[0], together[1]
+    assert alice_context == {"customer": "Alice", "balance": 10, "vip": True, "looked_up": "Alice"}
+    assert bob_context == {"customer": "Bob", "balance": 20, "vip": False, "looked_up": "Bob"}
+    assert alice[0][-1]["content"] == "[Help Alice, who owes 10.] Alice owes 10"
+    assert bob[0][-1]["content"] == "[Help Bob, who owes 20.] Bob owes 20"
+    assert billing.system_message == "You are a helpful AI Assistant.", "the definition is unchanged"
+    tools_offered: dict[str, set[tuple[str, ...]]] = {}
+    for text, names in offered:
+        tools_offered.setdefault(text, set()).add(names)
+    assert tools_offered["I am Alice"] == {("lookup", "transfer_to_vip")}
+    assert tools_offered["I am Bob"] == {("lookup",)}
+
+
+async def test_one_group_chat_manager_in_two_chats_at_once():
+    async def member_model(request: ModelRequest) -> ModelResponse:
+        await pause()
+        return costed(f"on {first_user_text(request)}", tokens=len(request.messages))
+
+    agents = [
+        ConversableAgent(name, llm_config=FunctionModel(member_model), human_input_mode="NEVER")
+        for name in ("a", "b", "c")
+    ]
+    groupchat = GroupChat(agents, messages=[], max_round=4, speaker_selection_method="round_robin")
+    manager = GroupChatManager(groupchat, llm_config=False)
+
+    def chat(topic: str) -> Any:
+        async def run() -> Any:
+            return summary_of(await agents[0].a_initiate_chat(manager, topic, silent=True))
+
+        return run
+
+    alone, together = await run_alone_and_together(chat("rivers"), chat("mountains"))
+
+    assert together == alone
+    assert [m["content"] for m in together[1][0]] == [
+        "mountains",
+        "on mountains",
+        "on mountains",
+        "on on mountains",  # a's own first message is not a user message in its view
+    ]
+    assert [m["content"] for m in groupchat.messages] in ([m["content"] for m in r[0]] for r in together)
+
+
+async def test_usage_of_each_chat_is_its_own_and_agents_sum_them():
+    async def reply(request: ModelRequest) -> ModelResponse:
+        await pause()
+        return costed("ok", tokens=len(first_user_text(request)))
+
+    assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    short, long = await asyncio.gather(
+        user.a_initiate_chat(assistant, "hi", max_turns=1, silent=True),
+        user.a_initiate_chat(assistant, "hello there", max_turns=1, silent=True),
+    )
+
+    assert short.cost["usage_including_cached_inference"]["m"]["prompt_tokens"] == 2
+    assert long.cost["usage_including_cached_inference"]["m"]["prompt_tokens"] == 11
+    assert assistant.get_total_usage()["m"]["prompt_tokens"] == 13

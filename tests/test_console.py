@@ -1,0 +1,288 @@
+"""The console: each event kind's exact text, a whole printed swarm, and colours only at a terminal."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from parley import ON_CONDITION, ScriptedModel, SwarmAgent, SwarmResult, initiate_swarm_chat, tool_call
+from parley.console import PLAIN, Colours, ConsolePrinter, terminal_colours
+from parley.events import (
+    ChatStopped,
+    ContextUpdated,
+    Handoff,
+    MessageSent,
+    Notice,
+    SpeakerSelected,
+    ToolExecuting,
+)
+from parley.termination import StopKind, StopReason
+
+RULE = "-" * 80
+
+
+def box(banner: str, body: str) -> str:
+    """A banner, the text under it and a line of stars as long as the banner, as AG2 prints tools."""
+    return f"{banner}\n{body}\n{'*' * len(banner)}\n"
+
+
+def printed(*events: Any) -> str:
+    out = io.StringIO()
+    printer = ConsolePrinter(out)
+    for event in events:
+        printer(event)
+    return out.getvalue()
+
+
+# each event kind, exactly --------------------------------------------------------------------------------
+
+
+def test_a_text_message():
+    message = {"role": "user", "name": "user", "content": "What is 2 + 2?"}
+
+    assert printed(MessageSent("user", "assistant", message)) == (
+        f"user (to assistant):\n\nWhat is 2 + 2?\n\n{RULE}\n"
+    )
+
+
+def test_a_message_of_content_parts_prints_their_text():
+    content = [{"type": "text", "text": "look at "}, {"type": "image_url", "image_url": {"url": "x"}}]
+    message = {"role": "user", "name": "user", "content": content}
+
+    assert (
+        printed(MessageSent("user", "assistant", message)) == f"user (to assistant):\n\nlook at \n\n{RULE}\n"
+    )
+
+
+def test_a_tool_call_shows_its_arguments_as_sent():
+    call = {"id": "call_7", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}
+    message = {"role": "assistant", "name": "agent", "content": None, "tool_calls": [call]}
+
+    assert printed(MessageSent("agent", "chat_manager", message)) == (
+        "agent (to chat_manager):\n\n"
+        "***** Suggested tool call (call_7): lookup *****\n"
+        'Arguments: \n{"q": "x"}\n'
+        "************************************************\n"
+        f"\n{RULE}\n"
+    )
+
+
+def test_text_with_two_tool_calls():
+    calls = [
+        {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": "b", "arguments": ""}},
+    ]
+    message = {"role": "assistant", "name": "agent", "content": "Both.", "tool_calls": calls}
+
+    assert printed(MessageSent("agent", "user", message)) == (
+        "agent (to user):\n\nBoth.\n"
+        + box("***** Suggested tool call (c1): a *****", "Arguments: \n{}")
+        + box("***** Suggested tool call (c2): b *****", "Arguments: \n(No arguments found)")
+        + f"\n{RULE}\n"
+    )
+
+
+def test_tool_results_show_each_response():
+    responses = [
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "c2", "content": "rainy"},
+    ]
+    message = {"role": "tool", "name": "agent", "content": "sunny\n\nrainy", "tool_responses": responses}
+
+    assert printed(MessageSent("agent", "chat_manager", message)) == (
+        "agent (to chat_manager):\n\n"
+        + box("***** Response from calling tool (c1) *****", "sunny")
+        + box("***** Response from calling tool (c2) *****", "rainy")
+        + f"\n{RULE}\n"
+    )
+
+
+def test_a_single_tool_message_without_tool_responses():
+    message = {"role": "tool", "name": "user", "tool_call_id": "c9", "content": "5"}
+
+    assert printed(MessageSent("user", "assistant", message)) == (
+        "user (to assistant):\n\n" + box("***** Response from calling tool (c9) *****", "5") + f"\n{RULE}\n"
+    )
+
+
+def test_the_other_event_kinds():
+    stop = StopReason(StopKind.MAX_ROUND, "Maximum rounds (3) reached", None)
+
+    assert printed(SpeakerSelected("b")) == "\nNext speaker: b\n\n"
+    assert printed(Handoff("triage", "billing", "handoff")) == "\n>>>>>>>> handoff: triage -> billing\n"
+    assert printed(Handoff("billing", "user", "after-work")) == "\n>>>>>>>> after-work: billing -> user\n"
+    assert printed(ToolExecuting("billing", "refund", '{"id": 1}', "call_3")) == (
+        '\n>>>>>>>> EXECUTING FUNCTION refund...\nCall ID: call_3\nInput arguments: {"id": 1}\n'
+    )
+    assert printed(ContextUpdated("triage", {"issue": "refund", "n": 2})) == (
+        "\n>>>>>>>> CONTEXT UPDATED by triage: {'issue': 'refund', 'n': 2}\n"
+    )
+    assert printed(Notice("USING AUTO REPLY...")) == "\n>>>>>>>> USING AUTO REPLY...\n"
+    assert printed(ChatStopped(stop)) == "\n>>>>>>>> CHAT STOPPED: Maximum rounds (3) reached\n"
+
+
+def test_events_of_a_kind_the_console_does_not_show_print_nothing():
+    @dataclass
+    class Unknown:
+        text: str
+
+    assert printed(Unknown("x")) == ""  # type: ignore[arg-type]
+
+
+def test_what_precedes_a_wait_is_flushed_at_once():
+    class Recording(io.StringIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.flushed: list[str] = []
+
+        def flush(self) -> None:
+            self.flushed.append(self.getvalue().splitlines()[-1])
+
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    out = Recording()
+    printer = ConsolePrinter(out)
+    for event in (
+        MessageSent("a", "b", {"role": "assistant", "name": "a", "content": None, "tool_calls": [call]}),
+        ToolExecuting("a", "lookup", "{}", "c1"),  # the tool runs next
+        ContextUpdated("a", {"k": 1}),
+        MessageSent("a", "b", {"role": "tool", "name": "a", "content": "found", "tool_call_id": "c1"}),
+        Handoff("a", "b", "handoff"),
+        SpeakerSelected("b"),
+        MessageSent("b", "a", {"role": "assistant", "name": "b", "content": "hi"}),
+        Notice("n"),
+        ChatStopped(StopReason(StopKind.MAX_ROUND, "done", None)),
+    ):
+        printer(event)
+
+    # a message with tool calls and a context update are followed at once by the next event
+    assert out.flushed == [
+        "Input arguments: {}",
+        RULE,
+        ">>>>>>>> handoff: a -> b",
+        "",
+        RULE,
+        ">>>>>>>> n",
+        ">>>>>>>> CHAT STOPPED: done",
+    ]
+
+
+# a whole chat ----------------------------------------------------------------------------------------
+
+
+def record(issue: str, context_variables: dict[str, Any]) -> SwarmResult:
+    """Record the issue."""
+    return SwarmResult(values="Recorded.", context_variables={"issue": issue})
+
+
+def test_a_printed_swarm_reads_as_ag2s_console(capsys):
+    triage = SwarmAgent(
+        "triage",
+        llm_config=ScriptedModel(
+            [[tool_call("record", {"issue": "refund"}, id="c1")], [tool_call("transfer_to_billing", id="c2")]]
+        ),
+        functions=[record],
+        human_input_mode="NEVER",
+    )
+    billing = SwarmAgent("billing", llm_config=ScriptedModel(["Refunded."]), human_input_mode="NEVER")
+    triage.register_hand_off(ON_CONDITION(billing, "Billing questions."))
+
+    initiate_swarm_chat(triage, "I want a refund", [triage, billing], max_rounds=5)
+
+    assert capsys.readouterr().out == (
+        f"_User (to chat_manager):\n\nI want a refund\n\n{RULE}\n"
+        "triage (to chat_manager):\n\n"
+        + box("***** Suggested tool call (c1): record *****", 'Arguments: \n{"issue": "refund"}')
+        + f"\n{RULE}\n"
+        "\n>>>>>>>> EXECUTING FUNCTION record...\n"
+        'Call ID: c1\nInput arguments: {"issue": "refund"}\n'
+        "\n>>>>>>>> CONTEXT UPDATED by triage: {'issue': 'refund'}\n"
+        "triage (to chat_manager):\n\n"
+        + box("***** Response from calling tool (c1) *****", "Recorded.")
+        + f"\n{RULE}\n"
+        "triage (to chat_manager):\n\n"
+        + box("***** Suggested tool call (c2): transfer_to_billing *****", "Arguments: \n{}")
+        + f"\n{RULE}\n"
+        "\n>>>>>>>> EXECUTING FUNCTION transfer_to_billing...\n"
+        "Call ID: c2\nInput arguments: {}\n"
+        "triage (to chat_manager):\n\n"
+        + box("***** Response from calling tool (c2) *****", "Transferred to billing.")
+        + f"\n{RULE}\n"
+        "\n>>>>>>>> handoff: triage -> billing\n"
+        f"billing (to chat_manager):\n\nRefunded.\n\n{RULE}\n"
+        "\n>>>>>>>> CHAT STOPPED: billing's after-work ends the chat\n"
+    )
+
+
+# colours ---------------------------------------------------------------------------------------------
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def fresh_terminal(monkeypatch):
+    """A terminal with 256 colours, whose colours are worked out anew."""
+    monkeypatch.setattr("parley.console._terminal_colours", [])
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for name in ("NO_COLOR", "FORCE_COLOR", "COLORTERM", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_at_a_terminal_the_same_text_is_coloured(fresh_terminal):
+    out = FakeTerminal()
+    printer = ConsolePrinter(out)
+    printer(MessageSent("user", "assistant", {"role": "user", "name": "user", "content": "hi"}))
+    printer(Handoff("a", "b", "handoff"))
+
+    text = out.getvalue()
+    assert text.startswith("\x1b[33muser (to assistant):\x1b[0m\n\nhi\n")
+    assert "\x1b[35m>>>>>>>> handoff: a -> b\x1b[0m" in text
+    assert re.sub(r"\x1b\[[0-9;]*m", "", text) == printed(
+        MessageSent("user", "assistant", {"role": "user", "name": "user", "content": "hi"}),
+        Handoff("a", "b", "handoff"),
+    )
+
+
+def test_the_terminals_colours_are_worked_out_once(fresh_terminal):
+    first = terminal_colours()
+
+    assert terminal_colours() is first
+    assert ConsolePrinter(FakeTerminal()).colours is first
+    assert first.speaker == "\x1b[32m" and first.reset == "\x1b[0m"
+
+
+def test_no_color_turns_colours_off_at_a_terminal(fresh_terminal, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    assert terminal_colours() == PLAIN
+    assert ConsolePrinter(FakeTerminal()).colours == PLAIN
+
+
+def test_a_file_gets_plain_text_even_when_colours_are_known(fresh_terminal):
+    terminal_colours()
+
+    assert ConsolePrinter(io.StringIO()).colours is PLAIN
+    assert ConsolePrinter(io.StringIO(), colours=Colours(alert="<")).colours.alert == "<"
+
+
+def test_printing_to_a_pipe_does_not_load_rich():
+    code = (
+        "import sys\n"
+        "from parley import ConversableAgent\n"
+        "a = ConversableAgent('a', llm_config=False, human_input_mode='NEVER', default_auto_reply='ok')\n"
+        "b = ConversableAgent('b', llm_config=False, human_input_mode='NEVER', default_auto_reply='ok')\n"
+        "a.initiate_chat(b, 'hello', max_turns=1)\n"
+        "print('rich loaded:', any(name.startswith('rich') for name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+    assert done.stdout.startswith(f"a (to b):\n\nhello\n\n{RULE}\n")
+    assert done.stdout.endswith("rich loaded: False\n")

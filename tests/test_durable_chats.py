@@ -1,0 +1,368 @@
+"""Durable chats: every change is a record in the store, and re-running the same call after a crash at
+any record continues the chat exactly where it stopped."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from conftest import human
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    ConversableAgent,
+    FunctionModel,
+    GroupChat,
+    GroupChatManager,
+    ModelRequest,
+    ScriptedModel,
+    StopKind,
+    SwarmAgent,
+    SwarmResult,
+    initiate_swarm_chat,
+    register_function,
+    tool_call,
+)
+from parley.journal import UnstorableValueError
+from parley.store import ChatInUseError, MemoryStore, StoredRecord
+
+
+def cut(records: list[StoredRecord], length: int, chat_id: str) -> MemoryStore:
+    """A store holding the first ``length`` records of a chat, as a crash would have left it."""
+    store = MemoryStore()
+    log = store.open(chat_id)
+    log.append(records[:length])
+    log.close()
+    return store
+
+
+class Effects:
+    """What the outside world saw: model calls, tool runs, and refunds made (keyed by tool_call_id)."""
+
+    def __init__(self) -> None:
+        self.model_calls = 0
+        self.tool_runs = 0
+        self.charges: Counter[str] = Counter()
+
+
+def build_swarm(effects: Effects) -> tuple[list[SwarmAgent], SwarmAgent]:
+    """A deterministic support swarm: triage hands off, billing runs two tools at once, then answers."""
+
+    def triage_model(request: ModelRequest) -> Any:
+        effects.model_calls += 1
+        if request.messages[-1].get("role") == "tool":
+            return "Handing you over."
+        return [tool_call("transfer_to_billing", id="call-t1")]
+
+    def billing_model(request: ModelRequest) -> Any:
+        effects.model_calls += 1
+        done = sum(
+            1 for message in request.messages if message.get("tool_calls") and message["name"] == "billing"
+        )
+        if done < 2:
+            return [
+                tool_call("look_up", {"customer": "ada"}, id=f"call-l{done}"),
+                tool_call("refund", {"amount": 29}, id=f"call-r{done}"),
+            ]
+        return "Refunded twice. Anything else?"
+
+    def look_up(customer: str, context_variables: dict[str, Any]) -> str:
+        effects.tool_runs += 1
+        context_variables.setdefault("seen", []).append(customer)
+        return f"{customer} pays monthly"
+
+    def refund(amount: int, tool_call_id: str, context_variables: dict[str, Any]) -> SwarmResult:
+        effects.tool_runs += 1
+        if tool_call_id not in effects.charges:  # the refund is idempotent, keyed by the call's id
+            effects.charges[tool_call_id] += 1
+        total = context_variables.get("refunded", 0) + amount
+        return SwarmResult(values=f"refunded {amount}", context_variables={"refunded": total})
+
+    triage = SwarmAgent("triage", llm_config=FunctionModel(triage_model), human_input_mode="NEVER")
+    billing = SwarmAgent(
+        "billing",
+        llm_config=FunctionModel(billing_model),
+        human_input_mode="NEVER",
+        functions=[look_up, refund],
+    )
+    triage.register_hand_off([ON_CONDITION(billing, "Billing questions."), AFTER_WORK(triage)])
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    return [triage, billing], triage
+
+
+def run_swarm(store: MemoryStore, effects: Effects, chat_id: str = "swarm-1") -> Any:
+    agents, triage = build_swarm(effects)
+    return initiate_swarm_chat(
+        triage,
+        "I was charged twice",
+        agents,
+        context_variables={"customer": "ada"},
+        store=store,
+        chat_id=chat_id,
+        silent=True,
+    )
+
+
+def test_a_durable_swarm_records_every_change_and_a_finished_one_calls_nothing_again():
+    store, effects = MemoryStore(), Effects()
+    result, context, last = run_swarm(store, effects)
+
+    assert result.chat_id == "swarm-1"
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
+    assert context == {"customer": "ada", "seen": ["ada", "ada"], "refunded": 58}
+    kinds = [record.kind for record in store.load("swarm-1")]
+    assert kinds[0] == "chat_started"
+    assert kinds[-2:] == ["stopped", "result"]
+    assert "tool_result" in kinds, "each of several tool calls is recorded as soon as it finishes"
+
+    again = Effects()
+    replayed, replayed_context, replayed_last = run_swarm(store, again)
+
+    assert (again.model_calls, again.tool_runs) == (0, 0)
+    assert replayed.chat_history == result.chat_history
+    assert replayed.summary == result.summary
+    assert replayed.cost == result.cost
+    assert replayed.stop_reason == result.stop_reason
+    assert replayed_context == context
+    assert replayed_last.name == last.name == "billing"
+
+
+class Crash(BaseException):
+    """The process dying: nothing after it happens."""
+
+
+class CrashingStore(MemoryStore):
+    """A store whose process dies when it is about to write its ``crash_at``-th record of any chat."""
+
+    def __init__(self, crash_at: int) -> None:
+        super().__init__()
+        self.crash_at = crash_at
+
+    def open(self, chat_id: str) -> Any:
+        log = super().open(chat_id)
+        append = log.append
+
+        def append_or_die(records: Any) -> None:
+            if len(self.load(chat_id)) + len(records) > self.crash_at:
+                raise Crash
+            append(records)
+
+        log.append = append_or_die  # type: ignore[method-assign]
+        return log
+
+
+def test_a_crash_at_any_record_resumes_to_the_same_chat_and_repeats_at_most_one_step():
+    full = Effects()
+    store = MemoryStore()
+    result, context, _ = run_swarm(store, full)
+    records = store.load("swarm-1")
+
+    for crash_at in range(1, len(records)):
+        crashing, effects = CrashingStore(crash_at), Effects()
+        with pytest.raises(Crash):
+            run_swarm(crashing, effects)
+        assert crashing.load("swarm-1") == records[:crash_at]
+
+        resumed_store = cut(records, crash_at, "swarm-1")
+        resumed, resumed_context, _ = run_swarm(resumed_store, effects)
+
+        assert resumed.chat_history == result.chat_history, f"crash at record {crash_at}"
+        assert resumed_context == context, f"crash at record {crash_at}"
+        assert resumed_store.load("swarm-1") == records, f"crash at record {crash_at}"
+        work, full_work = effects.model_calls + effects.tool_runs, full.model_calls + full.tool_runs
+        assert work <= full_work + 1, f"crash at record {crash_at}: {work} calls against {full_work}"
+        assert effects.charges == Counter({"call-r0": 1, "call-r1": 1}), f"crash at record {crash_at}"
+
+
+def test_a_tool_call_started_but_not_recorded_runs_again_with_the_same_tool_call_id():
+    store = MemoryStore()
+    run_swarm(store, Effects())
+    records = store.load("swarm-1")
+    first_result = next(i for i, record in enumerate(records) if record.kind == "tool_result")
+
+    effects = Effects()
+    run_swarm(cut(records, first_result + 1, "swarm-1"), effects)
+
+    assert effects.tool_runs == 1 + 2, "the unrecorded refund, then the second pair of calls"
+
+
+def test_a_two_agent_chat_resumes_with_its_human_answers():
+    def build(answers: list[str], calls: Counter[str]) -> tuple[ConversableAgent, ConversableAgent]:
+        def reply(request: ModelRequest) -> str:
+            calls["model"] += 1
+            said = sum(1 for message in request.messages if message.get("role") == "user")
+            return ["one", "two", "three"][said - 1]
+
+        assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+        user = ConversableAgent("user", llm_config=False, human_input_mode="ALWAYS")
+        human(user, *answers)
+        return user, assistant
+
+    store, calls = MemoryStore(), Counter[str]()
+    user, assistant = build(["more", "more", "exit"], calls)
+    result = user.initiate_chat(assistant, "hi", store=store, chat_id="pair", silent=True)
+    records = store.load("pair")
+    assert result.human_input == ["more", "more", "exit"]
+    assert result.stop_reason.kind is StopKind.HUMAN_EXIT
+    assert calls["model"] == 3
+
+    answered = [i for i, record in enumerate(records) if record.kind == "human_input"]
+    resumed_store, calls = cut(records, answered[1] + 1, "pair"), Counter[str]()
+    user, assistant = build(["exit"], calls)
+    resumed = user.initiate_chat(assistant, "hi", store=resumed_store, chat_id="pair", silent=True)
+
+    assert resumed.chat_history == result.chat_history
+    assert resumed.human_input == ["more", "more", "exit"], "the recorded answer was not asked again"
+    assert calls["model"] == 1
+    assert resumed_store.load("pair") == records
+
+
+def test_a_group_chat_resumes_without_asking_the_manager_model_again():
+    calls = Counter[str]()
+
+    def choose(request: ModelRequest) -> str:
+        calls["selector"] += 1
+        said = sum(1 for message in request.messages if message.get("role") == "user")
+        return {1: "c", 2: "b"}[said]
+
+    def build() -> tuple[ConversableAgent, GroupChatManager]:
+        agents = [
+            ConversableAgent(name, llm_config=ScriptedModel([f"{name} speaks"]), human_input_mode="NEVER")
+            for name in ("a", "b", "c")
+        ]
+        groupchat = GroupChat(agents, messages=[], max_round=3, speaker_selection_method="auto")
+        return agents[0], GroupChatManager(groupchat, llm_config=FunctionModel(choose))
+
+    store = MemoryStore()
+    starter, manager = build()
+    result = starter.initiate_chat(manager, "start", store=store, chat_id="group", silent=True)
+    assert [m["name"] for m in result.chat_history] == ["a", "c", "b"]
+    records = store.load("group")
+    turn = next(i for i, record in enumerate(records) if record.kind == "turn")
+
+    calls.clear()
+    starter, manager = build()
+    resumed = starter.initiate_chat(
+        manager, "start", store=cut(records, turn + 1, "group"), chat_id="group", silent=True
+    )
+
+    assert resumed.chat_history == result.chat_history
+    assert calls["selector"] == 1, "the recorded choice of c was used; only the choice of b was asked"
+    assert [m["content"] for m in manager.groupchat.messages] == ["start", "c speaks", "b speaks"]
+
+
+def test_resuming_needs_the_agents_and_tools_the_chat_recorded():
+    store = MemoryStore()
+    run_swarm(store, Effects())
+    records = store.load("swarm-1")
+    calls_made = next(i for i, record in enumerate(records) if record.kind == "tool_result")
+    middle = cut(records, calls_made, "swarm-1")
+
+    triage = SwarmAgent("triage", llm_config=ScriptedModel([]), human_input_mode="NEVER")
+    other = SwarmAgent("accounts", llm_config=ScriptedModel([]), human_input_mode="NEVER")
+    with pytest.raises(ValueError, match="no agent named 'billing'"):
+        initiate_swarm_chat(triage, "x", [triage, other], store=middle, chat_id="swarm-1", silent=True)
+
+    billing = SwarmAgent("billing", llm_config=ScriptedModel([]), human_input_mode="NEVER")
+    triage.register_hand_off(ON_CONDITION(billing, "Billing."))
+    with pytest.raises(ValueError, match="calling the tool 'look_up'"):
+        initiate_swarm_chat(triage, "x", [triage, billing], store=middle, chat_id="swarm-1", silent=True)
+
+    user = ConversableAgent("triage", llm_config=False)
+    with pytest.raises(ValueError, match="is a swarm chat; it cannot be continued as a chat"):
+        user.initiate_chat(billing, "x", store=middle, chat_id="swarm-1", silent=True)
+    assert middle.load("swarm-1") == records[:calls_made], "nothing stored was changed"
+
+
+def test_a_context_value_that_cannot_be_stored_is_named_when_it_is_set():
+    def remember(context_variables: dict[str, Any]) -> str:
+        context_variables["connection"] = object()
+        return "kept"
+
+    store = MemoryStore()
+    agent = SwarmAgent(
+        "keeper", llm_config=ScriptedModel([tool_call("remember", id="c1"), "done"]), functions=[remember]
+    )
+    with pytest.raises(UnstorableValueError, match="context variable 'connection'") as caught:
+        initiate_swarm_chat(agent, "keep this", [agent], store=store, chat_id="k", silent=True)
+
+    assert [m.get("name") for m in caught.value.chat_result.chat_history] == [None, "keeper"]
+    assert [record.kind for record in store.load("k")] == ["chat_started", "message", "message"]
+
+
+def test_the_same_chat_cannot_run_twice_at_once():
+    store = MemoryStore()
+    log = store.open("busy")
+    user = ConversableAgent("user", llm_config=False)
+    other = ConversableAgent("other", llm_config=False)
+    with pytest.raises(ChatInUseError, match="busy"):
+        user.initiate_chat(other, "hi", store=store, chat_id="busy", silent=True)
+    log.close()
+    assert store.load("busy") == []
+
+
+def test_chats_started_in_a_durable_step_are_kept_with_ids_from_that_step():
+    store = MemoryStore()
+    calls = Counter[str]()
+
+    def inner_model(request: ModelRequest) -> str:
+        calls["inner"] += 1
+        return "inner answer"
+
+    def outer_model(request: ModelRequest) -> str:
+        calls["outer"] += 1
+        return "outer answer"
+
+    writer = ConversableAgent("writer", llm_config=FunctionModel(inner_model), human_input_mode="NEVER")
+    critic = ConversableAgent("critic", llm_config=False, human_input_mode="NEVER")
+    lead = ConversableAgent("lead", llm_config=FunctionModel(outer_model), human_input_mode="NEVER")
+    lead.register_nested_chats(
+        [{"sender": critic, "recipient": writer, "max_turns": 1, "summary_method": "last_msg"}],
+        trigger=lambda sender: sender is not None and sender.name == "user",
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    result = user.initiate_chat(lead, "review this", max_turns=1, store=store, chat_id="outer", silent=True)
+
+    assert result.chat_history[-1]["content"] == "inner answer"
+    assert sorted(store.chat_ids()) == ["outer", "outer/1"]
+    assert calls == Counter({"inner": 1})
+
+    again = user.initiate_chat(lead, "review this", max_turns=1, store=store, chat_id="outer", silent=True)
+    assert again.chat_history == result.chat_history
+    assert calls == Counter({"inner": 1})
+
+
+def test_register_function_replaces_what_a_swarm_agent_with_handoffs_runs():
+    def run(function: Any) -> str:
+        worker = SwarmAgent("worker", llm_config=ScriptedModel([tool_call("f", id="c1"), "done"]))
+        helper = SwarmAgent("helper", llm_config=False)
+        worker.register_hand_off([ON_CONDITION(helper, "Needs help."), AFTER_WORK("TERMINATE")])
+        register_function(lambda: "v1", caller=worker, executor=worker, name="f", description="f")
+        initiate_swarm_chat(worker, "warm up", [worker, helper], max_rounds=1, silent=True)
+        worker.register_function({"f": function})
+        result, _, _ = initiate_swarm_chat(worker, "go", [worker, helper], silent=True)
+        return str(result.chat_history[2]["content"])
+
+    assert run(lambda: "v2") == "v2"
+
+
+def test_parley_chats_shows_a_chat_the_engine_stored(tmp_path: Any, capsys: pytest.CaptureFixture[str]):
+    from parley.cli import main
+
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+    agents, triage = build_swarm(Effects())
+    initiate_swarm_chat(
+        triage, "I was charged twice", agents, context_variables={"customer": "ada"}, store=store,
+        chat_id="ticket-1", silent=True,
+    )  # fmt: skip
+
+    assert main(["chats", "show", store, "ticket-1"]) == 0
+    shown = capsys.readouterr().out
+    assert "chat ticket-1: swarm of triage, billing; finished" in shown
+    assert "handoff to billing" in shown
+    assert 'context seen = ["ada"]' in shown
+    assert "stop reason: terminate_target: billing's after-work ends the chat" in shown
+    assert "summary: Refunded twice. Anything else?" in shown

@@ -1,0 +1,274 @@
+"""What enters a conversation is checked where it enters: message contents and tool-call arguments.
+
+The property-based tests feed any JSON to both doors: each gives a result or a clear error, never an
+uncaught exception of another kind or a hang.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from parley import ConversableAgent, ScriptedModel, register_function, tool_call
+from parley.messages import MESSAGE_KEYS, to_logged, to_message
+from parley.tools import Tool
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+message_keys = st.sampled_from(
+    [*MESSAGE_KEYS, "role", "override_role", "type", "text", "image_url"]
+) | st.text(max_size=8)
+content_parts = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "image_url", "audio"])},
+    optional={
+        "text": json_values,
+        "image_url": json_values | st.fixed_dictionaries({"url": st.text(max_size=20)}),
+    },
+)
+message_dicts = st.dictionaries(
+    message_keys, json_values | st.lists(content_parts, max_size=3), max_size=6
+) | st.fixed_dictionaries(
+    {"content": json_values | st.lists(content_parts, max_size=3)},
+    optional={"tool_calls": json_values, "name": json_values, "role": json_values},
+)
+
+
+# messages -------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=message_dicts | json_values)
+def test_any_message_gives_a_message_or_a_clear_error(message):
+    try:
+        logged = to_logged(message, "speaker")
+    except (TypeError, ValueError) as error:
+        assert str(error).startswith("the reply of speaker")
+        return
+    content = logged["content"]
+    assert content is None or isinstance(content, str | list)
+    if content is None:
+        assert logged.get("tool_calls") or logged.get("function_call")
+    if isinstance(content, list):
+        assert all(part["type"] in ("text", "image_url") for part in content)
+    assert isinstance(logged["name"], str)
+    assert to_logged(logged, "speaker") == logged
+
+
+@pytest.mark.parametrize(
+    ("message", "error", "text"),
+    [
+        (
+            {"content": 42},
+            TypeError,
+            "message['content'] must be a string, a list of content parts or None, not int: 42",
+        ),
+        (
+            {"content": {"text": "hi"}},
+            TypeError,
+            "message['content'] must be a string, a list of content parts",
+        ),
+        ({"content": ["hi"]}, TypeError, "message['content'][0] must be a content part dict, not str: 'hi'"),
+        (
+            {"content": [{"type": "text", "text": "hi"}, {"type": "audio", "data": "..."}]},
+            ValueError,
+            "message['content'][1] has type 'audio'; content parts are of the types ['text', 'image_url']",
+        ),
+        (
+            {"content": [{"type": "text"}]},
+            ValueError,
+            "message['content'][0] is a text part, so its 'text' must",
+        ),
+        (
+            {"content": [{"type": "image_url", "image_url": {}}]},
+            ValueError,
+            "message['content'][0] is an image part",
+        ),
+        ({"content": "hi", "name": 7}, TypeError, "message['name'] must be a string, not int: 7"),
+        (
+            {"content": None, "tool_calls": "lookup"},
+            TypeError,
+            "message['tool_calls'] must be a list, not str",
+        ),
+        (
+            {"content": None, "tool_calls": [{"name": "lookup"}]},
+            ValueError,
+            "message['tool_calls'][0] must be",
+        ),
+        ({"role": "user"}, ValueError, "message needs 'content' or 'tool_calls'; got keys ['role']"),
+        (
+            {"content": "hi", "override_role": ["system"]},
+            TypeError,
+            "message['override_role'] must be a string",
+        ),
+        (
+            42,
+            TypeError,
+            "message must be a string or a message dict (or a list of content parts), not int: 42",
+        ),
+    ],
+)
+def test_bad_messages_are_errors_naming_what_is_wrong(message, error, text):
+    with pytest.raises(error) as caught:
+        to_message(message)
+
+    assert str(caught.value).startswith(text)
+
+
+def test_text_and_image_parts_are_a_message():
+    parts = [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
+
+    assert to_message({"content": parts, "name": "alice"}) == {"content": parts, "name": "alice"}
+    assert to_message(parts) == {"content": parts}
+
+
+def test_a_chat_refuses_a_message_whose_content_is_a_number():
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel([]), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    with pytest.raises(
+        TypeError, match=r"message\['content'\] must be a string, a list of content parts or None"
+    ):
+        user.initiate_chat(assistant, message={"content": 42}, silent=True)
+
+
+def test_a_reply_function_returning_bad_content_is_named():
+    assistant = ConversableAgent("assistant", llm_config=False, human_input_mode="NEVER")
+    assistant.register_reply([None, ConversableAgent], lambda *args, **kwargs: (True, {"content": 3.5}))
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    with pytest.raises(TypeError, match=r"the reply of assistant\['content'\] must be a string") as caught:
+        user.initiate_chat(assistant, message="hi", max_turns=1, silent=True)
+
+    assert [m["content"] for m in caught.value.chat_result.chat_history] == ["hi"]
+
+
+# tool arguments -------------------------------------------------------------------------------------
+
+
+class Unit(Enum):
+    CELSIUS = "C"
+    FAHRENHEIT = "F"
+
+
+class Place(BaseModel):
+    city: str
+    country: str = "IT"
+
+
+def weather(city: Annotated[str, "The city"], days: int = 1, unit: Unit = Unit.CELSIUS) -> str:
+    return f"{city}: sunny for {days} days ({unit.value})"
+
+
+def route(places: list[Place], mode: Literal["car", "train"] | None = None) -> str:
+    return " -> ".join(place.city for place in places)
+
+
+def ping() -> str:
+    return "pong"
+
+
+def tagged(name: str, **tags: Any) -> str:
+    return f"{name} {sorted(tags)}"
+
+
+TOOLS = [Tool(weather), Tool(route), Tool(ping), Tool(tagged)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(tool=st.sampled_from(TOOLS), arguments=json_values | st.dictionaries(st.text(max_size=8), json_values))
+def test_any_json_arguments_give_keyword_arguments_or_a_clear_error(tool, arguments):
+    for encoded in (json.dumps(arguments), arguments if isinstance(arguments, dict) else None):
+        try:
+            parsed = tool.parse_arguments(encoded)
+        except ValueError as error:
+            assert str(error)
+            continue
+        assert isinstance(parsed, dict)
+        assert tool.func(**parsed) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=50))
+def test_any_text_as_arguments_gives_keyword_arguments_or_a_clear_error(text):
+    try:
+        parsed = Tool(weather).parse_arguments(text)
+    except ValueError:
+        return
+    assert set(parsed) == {"city", "days", "unit"}
+
+
+def test_deeply_nested_arguments_are_an_error_not_a_crash():
+    with pytest.raises(ValueError, match="not valid JSON"):
+        Tool(route).parse_arguments("[" * 100_000 + "]" * 100_000)
+
+
+def test_extra_arguments_are_an_error_naming_them():
+    with pytest.raises(ValueError) as caught:
+        Tool(weather).parse_arguments({"city": "Rome", "country": "IT", "lang": "it"})
+
+    assert str(caught.value) == "unexpected arguments 'country', 'lang' (weather takes city, days, unit)"
+
+
+def test_extra_and_missing_arguments_are_named_together():
+    with pytest.raises(ValueError) as caught:
+        Tool(weather).parse_arguments('{"citty": "Rome"}')
+
+    assert (
+        str(caught.value)
+        == "unexpected arguments 'citty' (weather takes city, days, unit); city: Field required"
+    )
+
+
+def test_a_tool_without_parameters_names_what_it_was_given():
+    with pytest.raises(ValueError, match=r"^unexpected arguments 'loud' \(ping takes no arguments\)$"):
+        Tool(ping).parse_arguments({"loud": True})
+
+
+def test_a_function_with_kwargs_takes_extra_arguments():
+    assert Tool(tagged).parse_arguments({"name": "a", "colour": "red"}) == {"name": "a", "colour": "red"}
+
+
+def test_the_arguments_given_are_not_changed():
+    arguments = {"city": "Rome", "lang": "it"}
+
+    with pytest.raises(ValueError):
+        Tool(weather).parse_arguments(arguments)
+    assert arguments == {"city": "Rome", "lang": "it"}
+
+
+def test_the_model_is_told_about_extra_arguments_and_the_tool_is_not_run():
+    calls = []
+
+    def lookup_order(order_id: int) -> str:
+        calls.append(order_id)
+        return "shipped"
+
+    model = ScriptedModel(
+        [[tool_call("lookup_order", {"order_id": 7, "verbose": True})], "Sorry, let me retry."]
+    )
+    assistant = ConversableAgent("assistant", llm_config=model, human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    register_function(lookup_order, caller=assistant, executor=user, description="Find an order.")
+
+    result = user.initiate_chat(assistant, "Where is order 7?", max_turns=2, silent=True)
+
+    assert result.chat_history[2]["content"] == (
+        "Error: invalid arguments for lookup_order: "
+        "unexpected arguments 'verbose' (lookup_order takes order_id)"
+    )
+    assert calls == []
+    assert model.requests[1].messages[-1]["content"].startswith("Error: invalid arguments for lookup_order")

@@ -1,0 +1,176 @@
+"""Bounded tools: time limits, the event loop kept free, and context changes that count only on success."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from parley import (
+    ConversableAgent,
+    ScriptedModel,
+    SwarmAgent,
+    Tool,
+    initiate_swarm_chat,
+    register_function,
+    tool_call,
+)
+
+
+def pair(replies: list[Any], **user_options: Any) -> tuple[ConversableAgent, ConversableAgent]:
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel(replies), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", **user_options)
+    return assistant, user
+
+
+def tool_message(result: Any) -> str:
+    return next(str(m["content"]) for m in result.chat_history if m.get("role") == "tool")
+
+
+def test_a_stuck_tool_is_answered_as_timed_out_and_the_chat_goes_on():
+    released = threading.Event()
+    finished: list[bool] = []
+
+    def stuck() -> str:
+        released.wait(10)
+        finished.append(True)
+        return "done"
+
+    assistant, user = pair([tool_call("stuck"), "Sorry, that took too long."])
+    register_function(stuck, caller=assistant, executor=user, description="Hangs.", timeout=0.2)
+
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert tool_message(result) == "Error: stuck timed out: it did not finish within its time limit of 0.2 s"
+    assert result.chat_history[-1]["content"] == "Sorry, that took too long."
+    assert finished == [], "the call was interrupted, not waited for"
+
+
+def test_the_agent_wide_time_limit_applies_to_tools_without_their_own():
+    def stuck() -> str:
+        threading.Event().wait(10)
+        return "done"
+
+    def quick() -> str:
+        return "quick"
+
+    assistant, user = pair([[tool_call("stuck"), tool_call("quick")], "ok"], tool_timeout=0.2)
+    register_function(stuck, caller=assistant, executor=user, description="Hangs.")
+    register_function(quick, caller=assistant, executor=user, description="Quick.", timeout=5)
+
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    responses = [r["content"] for r in result.chat_history[2]["tool_responses"]]
+    assert responses == ["Error: stuck timed out: it did not finish within its time limit of 0.2 s", "quick"]
+
+
+async def test_an_async_tool_past_its_limit_is_cancelled():
+    cancelled: list[bool] = []
+
+    async def stuck() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "done"
+
+    assistant, user = pair([tool_call("stuck"), "ok"])
+    register_function(stuck, caller=assistant, executor=user, description="Hangs.", timeout=0.1)
+
+    result = await user.a_initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert tool_message(result).startswith("Error: stuck timed out")
+    assert cancelled == [True]
+
+
+async def test_a_sync_tool_past_its_limit_in_an_async_chat_is_abandoned_in_its_thread():
+    released = threading.Event()
+    finished: list[str] = []
+
+    def stuck() -> str:
+        released.wait(10)
+        finished.append(threading.current_thread().name)
+        return "done"
+
+    assistant, user = pair([tool_call("stuck"), "ok"])
+    register_function(stuck, caller=assistant, executor=user, description="Hangs.", timeout=0.1)
+
+    result = await user.a_initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert tool_message(result).startswith("Error: stuck timed out")
+    assert finished == []
+    released.set()
+    for _ in range(100):
+        if finished:
+            break
+        await asyncio.sleep(0.01)
+    assert finished and finished[0] != threading.current_thread().name, "it ran on, in its own thread"
+
+
+async def test_a_slow_sync_tool_does_not_block_the_event_loop():
+    released = threading.Event()
+
+    def waits_for_the_loop() -> str:
+        return "released" if released.wait(5) else "the event loop was blocked"
+
+    async def release_soon() -> None:
+        await asyncio.sleep(0.05)
+        released.set()
+
+    assistant, user = pair([tool_call("waits_for_the_loop"), "ok"])
+    register_function(waits_for_the_loop, caller=assistant, executor=user, description="Waits.")
+
+    result, _ = await asyncio.gather(
+        user.a_initiate_chat(assistant, "go", max_turns=2, silent=True), release_soon()
+    )
+
+    assert tool_message(result) == "released"
+
+
+def test_a_tool_that_fails_leaves_the_context_as_it_was():
+    def careless(context_variables: dict[str, Any]) -> str:
+        context_variables["balance"] = 0
+        context_variables["log"].append("charged")
+        raise RuntimeError("card declined")
+
+    agent = SwarmAgent(
+        "clerk", llm_config=ScriptedModel([tool_call("careless"), "done"]), functions=[careless]
+    )
+
+    result, context, _ = initiate_swarm_chat(
+        agent, "charge", [agent], context_variables={"balance": 10, "log": []}, silent=True
+    )
+
+    assert tool_message(result) == "Error: careless raised RuntimeError: card declined"
+    assert context == {"balance": 10, "log": []}
+
+
+async def test_parallel_calls_that_change_the_context_each_see_the_ones_before():
+    async def bump(context_variables: dict[str, Any]) -> str:
+        n = context_variables.get("n", 0)
+        await asyncio.sleep(0)
+        context_variables["n"] = n + 1
+        return f"n is {n + 1}"
+
+    calls = [tool_call("bump", id=f"b{i}") for i in range(5)]
+    agent = SwarmAgent("counter", llm_config=ScriptedModel([calls, "done"]), functions=[bump])
+
+    from parley import a_initiate_swarm_chat
+
+    result, context, _ = await a_initiate_swarm_chat(agent, "count", [agent], silent=True)
+
+    assert context["n"] == 5
+    assert [r["content"] for r in result.chat_history[2]["tool_responses"]] == [
+        f"n is {i}" for i in range(1, 6)
+    ]
+
+
+@pytest.mark.parametrize("timeout", [0, -1, "5", True])
+def test_time_limits_must_be_positive_numbers(timeout: Any):
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        Tool(lambda: "x", name="x", timeout=timeout)
+    with pytest.raises(ValueError, match="tool_timeout must be a positive number of seconds"):
+        ConversableAgent("a", llm_config=False, tool_timeout=timeout)

@@ -1,0 +1,213 @@
+"""Typed events from the one door, and JSONL traces of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    ConversableAgent,
+    GroupChat,
+    GroupChatManager,
+    ScriptedModel,
+    SwarmAgent,
+    SwarmResult,
+    initiate_swarm_chat,
+    tool_call,
+)
+from parley.events import ChatEvent, MessageSent, ModelResponded, listening
+from parley.models import Usage
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def support_swarm() -> tuple[list[SwarmAgent], SwarmAgent]:
+    def record_issue(issue: str, context_variables: dict[str, Any]) -> SwarmResult:
+        return SwarmResult(values=f"noted: {issue}", context_variables={"issue": issue})
+
+    triage = SwarmAgent(
+        "triage",
+        llm_config=ScriptedModel(
+            [
+                [
+                    tool_call("record_issue", {"issue": "double charge"}, id="r1"),
+                    tool_call("transfer_to_billing", id="t1"),
+                ]
+            ],
+            usage=Usage(30, 5),
+            cost=0.001,
+        ),
+        functions=[record_issue],
+        human_input_mode="NEVER",
+    )
+    billing = SwarmAgent(
+        "billing",
+        llm_config=ScriptedModel(["Refunded."], usage=Usage(40, 3), cost=0.002),
+        human_input_mode="NEVER",
+    )
+    triage.register_hand_off(ON_CONDITION(billing, "Questions about charges and refunds."))
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    return [triage, billing], triage
+
+
+def test_a_swarm_trace_holds_every_event_of_the_chat_in_order(tmp_path: Path):
+    agents, triage = support_swarm()
+    trace = tmp_path / "trace.jsonl"
+
+    result, _, _ = initiate_swarm_chat(triage, "I was charged twice", agents, trace=trace, silent=True)
+
+    events = read(trace)
+    assert {event["chat_id"] for event in events} == {result.chat_id}
+    assert [event["seq"] for event in events] == list(range(len(events)))
+    assert all(event["v"] == 1 and event["ts"] > 0 for event in events)
+    kinds = [event["kind"] for event in events]
+    assert kinds[0] == "chat_started"
+    assert kinds[-1] == "chat_stopped"
+    assert kinds == [
+        "chat_started",
+        "message",
+        "model_request",
+        "model_response",
+        "message",
+        "tool_call",
+        "tool_call",
+        "tool_result",
+        "context_updated",
+        "tool_result",
+        "message",
+        "handoff",
+        "model_request",
+        "model_response",
+        "message",
+        "chat_stopped",
+    ]
+    started = events[0]
+    assert started["shape"] == "swarm"
+    assert started["agents"] == ["triage", "billing"]
+    assert {"source": "triage", "target": "billing", "kind": "condition"}.items() <= started["graph"][
+        "edges"
+    ][0].items()
+    messages = [event for event in events if event["kind"] == "message"]
+    assert [m["index"] for m in messages] == [0, 1, 2, 3]
+    assert [m["message"]["name"] for m in messages] == ["_User", "triage", "triage", "billing"]
+    response = events[3]
+    assert response["agent"] == "triage"
+    assert (response["prompt_tokens"], response["completion_tokens"], response["cost"]) == (30, 5, 0.001)
+    assert response["latency_s"] >= 0
+    results = [event for event in events if event["kind"] == "tool_result"]
+    assert [(r["tool"], r["call_id"], r["error"]) for r in results] == [
+        ("record_issue", "r1", None),
+        ("transfer_to_billing", "t1", None),
+    ]
+    assert events[8]["changes"] == {"issue": "double charge"}
+    handoff = events[11]
+    assert (handoff["source"], handoff["target"], handoff["via"]) == ("triage", "billing", "handoff")
+    assert handoff["reason"] == "triage called transfer_to_billing: Questions about charges and refunds."
+    stopped = events[-1]
+    assert stopped["stop_reason"]["kind"] == "terminate_target"
+    assert stopped["usage"] == {"prompt_tokens": 70, "completion_tokens": 8, "cost": 0.003, "calls": 2}
+
+
+def test_a_trace_is_readable_while_its_chat_runs(tmp_path: Path):
+    trace = tmp_path / "live.jsonl"
+    seen: list[list[str]] = []
+
+    def peek() -> str:
+        seen.append([event["kind"] for event in read(trace)])
+        return "peeked"
+
+    model = ScriptedModel([tool_call("peek", id="p"), "done"])
+    agent = SwarmAgent("worker", llm_config=model, functions=[peek], human_input_mode="NEVER")
+    initiate_swarm_chat(agent, "go", [agent], trace=trace, silent=True)
+
+    assert seen == [["chat_started", "message", "model_request", "model_response", "message", "tool_call"]]
+
+
+def test_parley_trace_traces_every_chat_and_nested_chats_are_traced_with_their_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    trace = tmp_path / "program.jsonl"
+    monkeypatch.setenv("PARLEY_TRACE", str(trace))
+    writer = ConversableAgent("writer", llm_config=ScriptedModel(["draft"]), human_input_mode="NEVER")
+    critic = ConversableAgent("critic", llm_config=False, human_input_mode="NEVER")
+    lead = ConversableAgent("lead", llm_config=False, human_input_mode="NEVER")
+    lead.register_nested_chats(
+        [{"sender": critic, "recipient": writer, "max_turns": 1}], trigger=lambda s: True
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    outer = user.initiate_chat(lead, "review", max_turns=1, silent=True)
+
+    events = read(trace)
+    chats = list(dict.fromkeys(event["chat_id"] for event in events))
+    assert chats[0] == outer.chat_id
+    assert len(chats) == 2
+    nested = [event for event in events if event["chat_id"] == chats[1]]
+    assert next(event["kind"] for event in nested) == "chat_started"
+    assert sum(1 for event in events if event["kind"] == "chat_started") == 2, "each chat once, no duplicates"
+
+
+def test_group_chats_say_why_each_speaker_was_chosen(tmp_path: Path):
+    agents = [
+        ConversableAgent(name, llm_config=ScriptedModel([f"{name}!"]), human_input_mode="NEVER")
+        for name in ("a", "b")
+    ]
+    manager = GroupChatManager(
+        GroupChat(agents, messages=[], max_round=2, speaker_selection_method="round_robin")
+    )
+    trace = tmp_path / "group.jsonl"
+
+    agents[0].initiate_chat(manager, "start", trace=trace, silent=True)
+
+    selected = [event for event in read(trace) if event["kind"] == "speaker_selected"]
+    assert [(event["speaker"], event["reason"]) for event in selected] == [("b", "round robin: next in turn")]
+
+
+def test_human_input_is_an_event(tmp_path: Path):
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["hello"]), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="ALWAYS")
+    user.get_human_input = lambda prompt, **kwargs: "exit"  # type: ignore[method-assign]
+    trace = tmp_path / "human.jsonl"
+
+    user.initiate_chat(assistant, "hi", trace=trace, silent=True)
+
+    events = read(trace)
+    asked = next(event for event in events if event["kind"] == "human_input_requested")
+    answered = next(event for event in events if event["kind"] == "human_input")
+    assert asked["agent"] == answered["agent"] == "user"
+    assert asked["prompt"].startswith("Replying as user.")
+    assert answered["answer"] == "exit"
+
+
+def test_listeners_of_one_chat_get_typed_events():
+    got: list[ChatEvent] = []
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel(["hi", "again"]), human_input_mode="NEVER"
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    result = user.initiate_chat(assistant, "hello", max_turns=1, listeners=[got.append], silent=True)
+    other = user.initiate_chat(assistant, "again", max_turns=1, silent=True)
+
+    assert {event.chat_id for event in got} == {result.chat_id} != {other.chat_id}
+    assert isinstance(got[1], MessageSent) and got[1].sender == "user"
+    assert any(isinstance(event, ModelResponded) and event.agent == "assistant" for event in got)
+
+
+def test_subscribers_get_every_chat():
+    got: list[ChatEvent] = []
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel(["hi", "again"]), human_input_mode="NEVER"
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    with listening(got.append):
+        first = user.initiate_chat(assistant, "hello", max_turns=1, silent=True)
+        second = user.initiate_chat(assistant, "hello", max_turns=1, silent=True)
+    assert {event.chat_id for event in got} == {first.chat_id, second.chat_id}
