@@ -143,7 +143,7 @@ def test_a_config_that_names_no_file_is_refused():
 def test_without_llama_cpp_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
 
-    with pytest.raises(ImportError, match=r"parley\[local\]"):
+    with pytest.raises(ImportError, match=r"parley-llm\[local\]"):
         LocalModel(tmp_path / "m.gguf").load()
 
 
