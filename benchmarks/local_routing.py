@@ -16,12 +16,13 @@ mean of the warm ones; the first, with a cold KV cache, apart) and the prompt to
 per decision (the rest came from its KV cache).
 
     .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out]
-        [--model-path FILE.gguf] [--threads N] [--decoding orders|greedy-named|greedy-content]
+        [--model-path FILE.gguf] [--threads N] [--decoding orders|one-order|greedy-named|greedy-content]
         [--limit N] [--json]
 
 ``--decoding`` compares how the reply is decoded: parley's (names chosen by their probability, the tools
-listed in up to three orders), or the whole reply generated token by token under the schema's grammar,
-with the plain reply offered as the ``reply_to_user`` name or as a separate ``{"content": ...}`` shape.
+listed in up to three orders), the same with the tools listed only in the order given (``one-order``), or
+the whole reply generated token by token under the schema's grammar, with the plain reply offered as the
+``reply_to_user`` name or as a separate ``{"content": ...}`` shape.
 Needs ``parley-llm[local]`` (``./scripts/demo`` installs it).
 """
 
@@ -231,6 +232,19 @@ def greedy_decoding(reply_shape: str) -> Iterator[None]:
         json_tools.tools_prompt = tools_prompt  # type: ignore[assignment]
 
 
+@contextlib.contextmanager
+def one_order() -> Iterator[None]:
+    """parley's decoding with the names' probabilities asked with the tool list in its given order only."""
+    from parley.models import local
+
+    orders = local._orders
+    local._orders = lambda tools: [tools]  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        local._orders = orders  # type: ignore[assignment]
+
+
 def summarize(decisions: Sequence[Decision]) -> dict[str, Any]:
     """The figures of a run."""
     warm = decisions[1:] or decisions
@@ -259,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: every CPU)")
     parser.add_argument(
         "--decoding",
-        choices=("orders", "greedy-named", "greedy-content"),
+        choices=("orders", "one-order", "greedy-named", "greedy-content"),
         default="orders",
         help="orders: names chosen by probability over tool orders (parley's); greedy-*: the whole reply "
         "decoded token by token, the plain reply as reply_to_user or as a separate {content} shape",
@@ -277,11 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     requests = requests[: args.limit] if args.limit else requests
 
     decisions = []
-    decoding = (
-        greedy_decoding(args.decoding.removeprefix("greedy-"))
-        if args.decoding.startswith("greedy")
-        else contextlib.nullcontext()
-    )
+    decoding: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if args.decoding.startswith("greedy"):
+        decoding = greedy_decoding(args.decoding.removeprefix("greedy-"))
+    elif args.decoding == "one-order":
+        decoding = one_order()
     with decoding:
         for request in requests:
             decision = decide(swarm, request)

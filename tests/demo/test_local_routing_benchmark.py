@@ -11,11 +11,19 @@ from pathlib import Path
 from models.smollm2 import smollm2_path
 from parley import AFTER_WORK, ON_CONDITION, AfterWorkOption, ScriptedModel, SwarmAgent, tool_call
 from parley.models.local import LocalModel
+from parley.tools import Tool
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the repository root holds benchmarks/
 
-from benchmarks.local_routing import Swarm, decide, greedy_decoding, requests_for, summarize  # noqa: E402
+from benchmarks.local_routing import (  # noqa: E402
+    Swarm,
+    decide,
+    greedy_decoding,
+    one_order,
+    requests_for,
+    summarize,
+)
 from benchmarks.routing_requests import ACCOUNT, BILLING, HELD_OUT, TECHNICAL, TUNING, Request  # noqa: E402
 
 
@@ -77,6 +85,28 @@ def test_greedy_decoding_is_patched_in_only_while_it_runs():
         assert LocalModel.create is not original
 
     assert LocalModel.create is original
+
+
+def test_one_order_asks_for_the_names_with_the_tools_in_the_given_order_only():
+    def transfer_to_billing() -> str:
+        """Money."""
+        return "billing"
+
+    def transfer_to_technical_support() -> str:
+        """Bugs."""
+        return "technical"
+
+    tools = [Tool(transfer_to_billing).schema, Tool(transfer_to_technical_support).schema]
+    model = LocalModel(smollm2_path(), n_ctx=1024, params={"temperature": 0, "max_tokens": 16})
+    messages = [{"role": "user", "content": "I was charged twice."}]
+
+    model.create(messages, tools)
+    orders = model.last_stats.orders if model.last_stats else None
+    with one_order():
+        model.create(messages, tools)
+    one = model.last_stats.orders if model.last_stats else None
+
+    assert (orders, one) == (2, 1)
 
 
 def test_the_benchmark_runs_on_the_embedded_model():
