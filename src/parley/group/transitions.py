@@ -70,6 +70,9 @@ class HandoffRule:
         self.agents = list(agents)
         self.by_name = {agent.name: agent for agent in self.agents}
         self._members = set(self.agents)
+        self._reachable = dict(self.by_name)
+        if user_agent is not None:
+            self._reachable.setdefault(user_agent._name, user_agent)
         self.initial_agent = initial_agent
         self.user_agent = user_agent
         self.after_work = after_work
@@ -102,6 +105,10 @@ class HandoffRule:
             handoff = chat.take_handoff()
             if handoff is None:
                 return speaker
+            if type(handoff) is AgentTarget:
+                agent = handoff.agent
+                if self._reachable.get(agent._name) is agent:
+                    return self._hand(speaker, agent, chat, "handoff")
             choice = self.resolve(as_target(handoff, what="a handoff"), speaker, chat, via="handoff")
         elif chat.state.handoff is not None:
             target = as_target(chat.take_handoff(), what="a handoff")
@@ -127,6 +134,10 @@ class HandoffRule:
     ) -> ConversableAgent | StopReason | _ManagerChoice:
         """The agent ``target`` names, or why the chat ends there (or that the manager's model is to
         choose)."""
+        if type(target) is AgentTarget:
+            agent = target.agent
+            if self._reachable.get(agent._name) is agent:
+                return self._hand(speaker, agent, chat, via)
         known = self._agents_for.get(target) if isinstance(target, AGENT_TARGETS) else None
         if known is not None:
             return self._hand(speaker, known, chat, via)
@@ -160,6 +171,10 @@ class HandoffRule:
         Raises:
             ValueError: the agent is not in the chat.
         """
+        if type(target) is AgentTarget:
+            agent = target.agent
+            if self._reachable.get(agent._name) is agent:
+                return agent
         known = self._agents_for.get(target)
         if known is not None:
             return known
@@ -188,6 +203,10 @@ class HandoffRule:
                 the chat with the error; a ``transfer_to_...`` tool the model invents is answered with a
                 tool message instead, as any unknown tool is).
         """
+        if type(handoff) is AgentTarget:
+            agent = handoff.agent
+            if self._reachable.get(agent._name) is agent:
+                return None
         try:
             if handoff in self._handoff_checked:
                 return None
