@@ -13,13 +13,15 @@ human, a reply function's final ``None``).
 from __future__ import annotations
 
 import json
+import operator
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley.agent import Agent, ConversableAgent, HumanInputMode
+from parley.agent import Agent, ConversableAgent, HumanInputMode, default_is_termination_msg
 from parley.coroutines import run_sync
 from parley.engine import Chat, current_chat
 from parley.events import ConsolePrinter, Listener, Notice
@@ -41,6 +43,8 @@ from parley.termination import StopKind, StopReason, max_round_condition, max_tu
 
 if TYPE_CHECKING:
     from parley.termination import StopCondition
+
+_name_of = operator.attrgetter("name")
 
 SpeakerSelectionMethod = Literal["auto", "manual", "random", "round_robin"] | str | Callable[..., Any]
 
@@ -196,12 +200,12 @@ class GroupChat:
 
     def check_agents(self) -> None:
         """Fail, naming the problem, unless the agents are ConversableAgents with unique names."""
-        unique: set[str] = set()
-        for index, agent in enumerate(self.agents):
-            if not isinstance(agent, ConversableAgent):
-                raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
-            unique.add(agent.name)
-        if len(unique) == len(self.agents):
+        agents = self.agents
+        if not all(map(isinstance, agents, repeat(ConversableAgent))):
+            for index, agent in enumerate(agents):
+                if not isinstance(agent, ConversableAgent):
+                    raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
+        if len(set(map(_name_of, agents))) == len(agents):
             return
         names = self.agent_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -439,7 +443,12 @@ class ManagerTermination:
         if state.rounds == 0:
             return None
         message = state.messages[-1]
-        if not self.manager._is_termination_msg(message):
+        is_termination_msg = self.manager._is_termination_msg
+        if is_termination_msg is default_is_termination_msg:
+            content = message.get("content")
+            if content is None or (content != "TERMINATE" and type(content) is str):
+                return None
+        if not is_termination_msg(message):
             return None
         return StopReason(
             StopKind.TERMINATION_MSG,
