@@ -179,22 +179,26 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             and ("tools" in llm_config or "functions" in llm_config)
         ):
             self._offer_from_llm_config()
-        for tool_name, function in (function_map or {}).items():
-            self._function_map[tool_name] = as_tool(function, name=tool_name)
-        for function in [functions] if callable(functions) else functions or []:
-            tool = as_tool(function)
-            self._add_llm_tool(tool)
-            self._function_map[tool.name] = tool
-        for hook in (
-            [update_agent_state_before_reply]
-            if callable(update_agent_state_before_reply)
-            else (update_agent_state_before_reply or [])
-        ):
-            self.register_hook("update_agent_state", hook)
-        for peer, messages in (chat_messages or {}).items():
-            view = self._view(peer)
-            for message in messages:
-                view.add(message)
+        if function_map:
+            for tool_name, function in function_map.items():
+                self._function_map[tool_name] = as_tool(function, name=tool_name)
+        if functions is not None:
+            for function in [functions] if callable(functions) else functions or []:
+                tool = as_tool(function)
+                self._add_llm_tool(tool)
+                self._function_map[tool.name] = tool
+        if update_agent_state_before_reply is not None:
+            for hook in (
+                [update_agent_state_before_reply]
+                if callable(update_agent_state_before_reply)
+                else (update_agent_state_before_reply or [])
+            ):
+                self.register_hook("update_agent_state", hook)
+        if chat_messages:
+            for peer, messages in chat_messages.items():
+                view = self._view(peer)
+                for message in messages:
+                    view.add(message)
 
     _default_reply_entries: tuple[dict[str, Any], ...] = ()
 

@@ -195,6 +195,23 @@ class GroupChat:
         self.speaker_transitions_type = speaker_transitions_type
         self.allowed_speaker_transitions_dict: dict[Agent, list[ConversableAgent]] = self._transitions()
 
+    _defaults: dict[str, Any] | None = None
+
+    @classmethod
+    def _of_checked(cls, agents: list[ConversableAgent], max_round: int) -> GroupChat:
+        """``GroupChat(agents, messages=[], max_round=max_round)`` for agents and a round limit already
+        checked (a swarm's), every other parameter at its default."""
+        defaults = GroupChat._defaults
+        if defaults is None:
+            defaults = GroupChat._defaults = dict(vars(GroupChat([])))
+        groupchat = cls.__new__(cls)
+        vars(groupchat).update(defaults)
+        groupchat.agents = agents
+        groupchat.messages = []
+        groupchat.max_round = max_round
+        groupchat.allowed_speaker_transitions_dict = {agent: list(agents) for agent in agents}
+        return groupchat
+
     # ------------------------------------------------------------------------------------------------
     # validation
 

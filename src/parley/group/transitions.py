@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from parley.agent import ConversableAgent
     from parley.engine import Chat
     from parley.groupchat import GroupChatManager
+
+
+_agent_name = operator.attrgetter("_name")
 
 
 class _ManagerChoice:
@@ -68,7 +72,9 @@ class HandoffRule:
         manager: GroupChatManager,
     ) -> None:
         self.agents = list(agents)
-        self.by_name = {agent.name: agent for agent in self.agents}
+        self.by_name: dict[str, ConversableAgent] = dict(
+            zip(map(_agent_name, self.agents), self.agents, strict=True)
+        )
         self._members = set(self.agents)
         self._reachable = dict(self.by_name)
         if user_agent is not None:
