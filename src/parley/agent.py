@@ -33,7 +33,16 @@ from parley.models.base import ModelClient
 from parley.models.cache import using_cache
 from parley.models.config import model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
-from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
+from parley.reply_chain import (
+    ReplyChain,
+    ReplyFunction,
+    Trigger,
+    compiled_plain_chain,
+    function_name,
+    matches,
+    plain_chain,
+    reply_entry,
+)
 from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import OVER_BUDGET, ToolUseMixin
@@ -158,7 +167,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._function_style: set[str] = set()
         self._llm_tool_schemas: list[dict[str, Any]] | None = None
         self._hooks: dict[str, list[Callable[..., Any]]] | None = None
-        self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
+        self._reply_func_list: list[dict[str, Any]] = ReplyChain(self._default_replies())
         self._context_variables: dict[str, Any] = (
             ContextVariables.empty() if context_variables is None else context_variables
         )
@@ -489,20 +498,20 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if self._hooks is not None:
             messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
-        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
-        if exclude:
-            skip = skip.union(exclude)
-        for entry in self._reply_func_list:
-            reply_func = entry["reply_func"]
-            if entry["is_async"] or reply_func in skip:
-                continue
-            if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
-                continue
-            final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
-            if final:
-                if reply is None:
-                    self._note_final_none(reply_func)
-                return reply
+        if exclude or "tool_calls" in last or "function_call" in last:
+            chain = plain_chain(self._reply_func_list, _skipped_for(last).union(exclude), sync=True)
+        else:
+            chain = getattr(self._reply_func_list, "plain_sync", None) or compiled_plain_chain(
+                self._reply_func_list, _SKIP_BOTH, sync=True
+            )
+        for entry, every_sender in chain:
+            if every_sender or matches(entry["trigger"], sender):
+                reply_func = entry["reply_func"]
+                final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
+                if final:
+                    if reply is None:
+                        self._note_final_none(reply_func)
+                    return reply
         return self._default_auto_reply
 
     async def a_generate_reply(
@@ -520,22 +529,24 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if self._hooks is not None:
             messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
-        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
-        if exclude:
-            skip = skip.union(exclude)
-        for entry in self._reply_func_list:
-            reply_func = entry["reply_func"]
-            if reply_func in skip:
-                continue
-            if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
-                continue
-            runner = entry["async_twin"] or reply_func
-            outcome = runner(self, messages=messages, sender=sender, config=entry["config"])
-            final, reply = await outcome if inspect.isawaitable(outcome) else outcome
-            if final:
-                if reply is None:
-                    self._note_final_none(reply_func)
-                return reply
+        if exclude or "tool_calls" in last or "function_call" in last:
+            chain = plain_chain(self._reply_func_list, _skipped_for(last).union(exclude), sync=False)
+        else:
+            chain = getattr(self._reply_func_list, "plain_async", None) or compiled_plain_chain(
+                self._reply_func_list, _SKIP_BOTH, sync=False
+            )
+        for entry, every_sender in chain:
+            if every_sender or matches(entry["trigger"], sender):
+                reply_func = entry["reply_func"]
+                runner = entry["async_twin"] or reply_func
+                outcome = runner(self, messages=messages, sender=sender, config=entry["config"])
+                if type(outcome) is not tuple and inspect.isawaitable(outcome):
+                    outcome = await outcome
+                final, reply = outcome
+                if final:
+                    if reply is None:
+                        self._note_final_none(reply_func)
+                    return reply
         return self._default_auto_reply
 
     def _note_final_none(self, reply_func: ReplyFunction) -> None:

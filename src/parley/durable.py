@@ -12,7 +12,7 @@ in the order they start, which a re-run repeats.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -147,19 +147,26 @@ class Durability:
         self.log.close()
 
 
-@contextmanager
-def durability(store: Any, chat_id: str | None) -> Iterator[Durability | None]:
-    """The durable side of one chat entry point call: ``None`` when the chat is not durable."""
+def durability(store: Any, chat_id: str | None) -> AbstractContextManager[Durability | None]:
+    """The durable side of one chat entry point call, as a context manager: ``None`` when the chat is
+    not durable."""
     if chat_id is not None and not (isinstance(chat_id, str) and chat_id):
         raise ValueError(f"chat_id must be a non-empty string, not {chat_id!r}")
     if store is None:
         scope = chat_scope.get()
         if scope is None or scope.store is None:
-            yield None
-            return
+            return _NOT_DURABLE
         store = scope.store
         if chat_id is None:
             chat_id = scope.next_id()
+    return _durable(store, chat_id)
+
+
+_NOT_DURABLE: AbstractContextManager[None] = nullcontext()
+
+
+@contextmanager
+def _durable(store: Any, chat_id: str | None) -> Iterator[Durability]:
     opened = open_store(store)
     if chat_id is None:
         from parley.engine import new_chat_id
