@@ -209,7 +209,8 @@ class GroupChat:
         groupchat.agents = agents
         groupchat.messages = []
         groupchat.max_round = max_round
-        groupchat.allowed_speaker_transitions_dict = {agent: list(agents) for agent in agents}
+        everyone = map(list, repeat(agents, len(agents)))
+        groupchat.allowed_speaker_transitions_dict = dict(zip(agents, everyone, strict=True))
         return groupchat
 
     # ------------------------------------------------------------------------------------------------
@@ -511,7 +512,7 @@ class GroupChatManager(ConversableAgent):
             human_input_mode=human_input_mode,
             **kwargs,
         )
-        if name in groupchat.agent_names:
+        if name in map(_name_of, groupchat.agents):
             raise ValueError(
                 f"the GroupChatManager's name {name!r} is also the name of an agent of the group"
             )

@@ -449,12 +449,16 @@ class ToolUseMixin:
     def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
         available now."""
-        if self._llm_tool_schemas is None:
-            self._llm_tool_schemas = list(self._offered.values())
+        schemas = self._llm_tool_schemas
+        if schemas is None:
+            schemas = self._llm_tool_schemas = list(self._offered.values())
         handoffs = self._handoffs
-        if handoffs is not None and handoffs.llm_conditions:
-            return handoffs.offered_with(self, messages or [], self._llm_tool_schemas)  # type: ignore[arg-type]
-        return self._llm_tool_schemas
+        if handoffs is None or not handoffs.llm_conditions:
+            return schemas
+        always = handoffs._always
+        if always is not None and always[0] is schemas:
+            return always[1]
+        return handoffs.offered_with(self, messages or [], schemas)  # type: ignore[arg-type]
 
     @property
     def tools(self) -> list[Tool]:

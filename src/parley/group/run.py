@@ -68,7 +68,7 @@ async def run_group(
             if handoffs.context_conditions:
                 enable_context_conditions(agent)
             if exclude_transit_message:
-                transit.update(handoffs.tools_by_name)
+                transit.update(handoffs._by_name)
         if agent._views:
             _forget_earlier_groups(agent)
     starter = user_agent or _outside_user()
