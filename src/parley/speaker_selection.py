@@ -159,6 +159,7 @@ class SpeakerSelection:
         self._allowed: dict[ConversableAgent, list[ConversableAgent]] = {}
         self._method: Any = None
         self._method_name = ""
+        self._round_robin = False
 
     @property
     def auto(self) -> AutoSelection:
@@ -171,7 +172,8 @@ class SpeakerSelection:
         method = self.groupchat.speaker_selection_method
         if method is not self._method and not callable(method):
             self._method, self._method_name = method, check_method(method)
-        if method is self._method and self._method_name == "round_robin":
+            self._round_robin = self._method_name == "round_robin"
+        if self._round_robin and method is self._method:
             choice = self._next_in_turn(chat)
             if choice is not None:
                 self._why = "round robin: next in turn"
@@ -184,16 +186,17 @@ class SpeakerSelection:
         """Round robin's choice when every agent may speak after the last speaker and the last message
         calls no function (the common case, decided without building the candidates); ``None`` for any
         other case, which :meth:`_choose` decides."""
-        agents = self.groupchat.agents
+        groupchat = self.groupchat
+        agents = groupchat.agents
         count = len(agents)
         if count < 2:
             return None
-        last = chat.last_speaker
         messages = chat.state.messages
-        if messages and self.groupchat.func_call_filter:
+        if messages and groupchat.func_call_filter:
             message = messages[-1]
             if "tool_calls" in message or "function_call" in message:
                 return None
+        last = chat.last_speaker
         if last is None:
             return agents[0]
         try:
@@ -202,7 +205,10 @@ class SpeakerSelection:
             return agents[0]
         if agents[index] is not last:
             return None
-        if len(self._allowed_list(last)) != count:
+        allowed = self._allowed.get(last)
+        if allowed is None:
+            allowed = self._allowed_list(last)
+        if len(allowed) != count:
             return None
         return agents[(index + 1) % count]
 
@@ -247,6 +253,7 @@ class SpeakerSelection:
         else:
             name = check_method(method)
             self._method, self._method_name = method, name
+            self._round_robin = name == "round_robin"
         if len(groupchat.agents) < 2:
             raise ValueError(
                 f"GroupChat is underpopulated with {len(groupchat.agents)} agents: speaker_selection_method "
