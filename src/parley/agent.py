@@ -226,7 +226,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             ConversableAgent._default_reply_entries = tuple(
                 reply_entry([Agent, None], func, None, None, False, twin)
                 for func, twin in (
-                    (agent.check_termination_and_human_reply, agent.a_check_termination_and_human_reply),
+                    (agent.check_termination_and_human_reply, agent._check_in_async_chain),
                     (agent.generate_function_call_reply, agent.a_generate_function_call_reply),
                     (agent.generate_tool_calls_reply, agent.a_generate_tool_calls_reply),
                     (agent.generate_oai_reply, agent.a_generate_oai_reply),
