@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from parley.journal import FORMAT, Journal, Replayed, decode, replay
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from parley.store import ChatLog, ChatStore
 
 
-@dataclass(slots=True)
 class ChatScope:
     """Where chats started in a context without their own ``store``/``chat_id`` are kept, and their ids.
 
@@ -33,11 +31,14 @@ class ChatScope:
     their ids, stop reasons and usage from them.
     """
 
-    store: ChatStore | None
-    prefix: str
-    started: int = 0
-    chat_ids: list[str] = field(default_factory=list)
-    chats: list[Chat] = field(default_factory=list)
+    __slots__ = ("chat_ids", "chats", "prefix", "started", "store")
+
+    def __init__(self, store: ChatStore | None, prefix: str, chats: list[Chat] | None = None) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.started = 0
+        self.chat_ids: list[str] = []
+        self.chats: list[Chat] = [] if chats is None else chats
 
     def next_id(self) -> str:
         """The id of the next chat started in this scope."""
