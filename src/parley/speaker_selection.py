@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from operator import is_
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from parley.agent import Agent, ConversableAgent
@@ -205,11 +206,13 @@ class SpeakerSelection:
             return agents[0]
         if agents[index] is not last:
             return None
-        allowed = self._allowed.get(last)
-        if allowed is None:
-            allowed = self._allowed_list(last)
-        if len(allowed) != count:
-            return None
+        targets = groupchat.allowed_speaker_transitions_dict.get(last)
+        if targets is None or len(targets) != count or not all(map(is_, targets, agents)):
+            allowed = self._allowed.get(last)
+            if allowed is None:
+                allowed = self._allowed_list(last)
+            if len(allowed) != count:
+                return None
         return agents[(index + 1) % count]
 
     async def a_next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
