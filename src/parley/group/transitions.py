@@ -114,7 +114,7 @@ class HandoffRule:
             if type(handoff) is AgentTarget:
                 agent = handoff.agent
                 if self._reachable.get(agent._name) is agent:
-                    return self._hand(speaker, agent, chat, "handoff")
+                    return self._hand(speaker, agent, chat, "handoff") if chat.listeners else agent
             choice = self.resolve(as_target(handoff, what="a handoff"), speaker, chat, via="handoff")
         elif chat.state.handoff is not None:
             target = as_target(chat.take_handoff(), what="a handoff")
