@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 import pytest
@@ -554,7 +555,7 @@ def _ring_with_odd_calls() -> list[SwarmAgent]:
     return [a, b, c]
 
 
-def test_a_handoff_is_answered_the_same_whether_or_not_anyone_listens():
+def test_a_handoff_is_answered_the_same_whether_or_not_anyone_listens_sync_or_async():
     heard: list[Any] = []
     agents = _ring_with_odd_calls()
     quiet, _, _ = initiate_swarm_chat(agents[0], "go", agents, silent=True)
@@ -567,8 +568,11 @@ def test_a_handoff_is_answered_the_same_whether_or_not_anyone_listens():
             for m in result.chat_history
         ]
 
+    agents = _ring_with_odd_calls()
+    awaited, _, _ = asyncio.run(a_initiate_swarm_chat(agents[0], "go", agents, silent=True))
+
     assert heard
-    assert said(quiet) == said(listened)
+    assert said(quiet) == said(listened) == said(awaited)
     answers = [m["content"] for m in quiet.chat_history if m["role"] == "tool"]
     assert answers[0] == "Transferred to b."
     assert answers[1].startswith("Error: invalid arguments for transfer_to_c: unexpected arguments 'urgent'")

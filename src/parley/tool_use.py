@@ -233,6 +233,16 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
+        handoffs = self._handoffs
+        if (
+            handoffs is not None
+            and chat is not None
+            and len(calls) == 1
+            and not (chat.listeners or chat.state.tool_results or chat.journal is not None)
+        ):
+            reply = _transfer_reply(handoffs, calls[0], chat, getattr(chat.rule, "handoff_problem", None))
+            if reply is not None:
+                return reply
         options = self._tool_options(chat, calls, _handoff_check(chat))
         outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
