@@ -196,6 +196,7 @@ class GroupChat:
         self.allowed_speaker_transitions_dict: dict[Agent, list[ConversableAgent]] = self._transitions()
 
     _defaults: dict[str, Any] | None = None
+    """The attributes of a group chat of no agents with every parameter at its default (made once)."""
 
     @classmethod
     def _of_checked(cls, agents: list[ConversableAgent], max_round: int) -> GroupChat:

@@ -161,6 +161,7 @@ class Handoffs:
     version: int = 0
     _tools: list[Tool] = field(default_factory=list)
     _by_name: dict[str, Tool] = field(default_factory=dict)
+    # each transfer tool by name, with the function it was made with and the target that returns
     _transfers: dict[str, tuple[Tool, Callable[[], TransitionTarget], TransitionTarget]] = field(
         default_factory=dict
     )
