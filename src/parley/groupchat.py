@@ -552,7 +552,7 @@ class GroupChatManager(ConversableAgent):
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
-        participants: dict[ConversableAgent, Agent] = {agent: self for agent in groupchat.agents}
+        participants: dict[ConversableAgent, Agent] = dict.fromkeys(groupchat.agents, self)
         if initiator not in participants:
             if initiator.name in groupchat.agent_names:
                 raise ValueError(
