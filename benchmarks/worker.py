@@ -42,13 +42,15 @@ MIN_REPEATS = 3
 MAX_REPEATS = 50
 
 
-def workloads(framework: str) -> dict[str, Callable[[int], dict[str, Any]]]:
-    """The workload functions of ``framework`` (importing it)."""
+def workloads(framework: str, needed: str | None = None) -> dict[str, Callable[[int], dict[str, Any]]]:
+    """The workload functions of ``framework`` (importing it). The durable workloads, whose module imports
+    more (stores, pydantic), are added only when ``needed`` is one of them or is not given, so that they
+    weigh on no other workload's process."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; known: {FRAMEWORKS}")
     module = importlib.import_module(f"benchmarks.workloads_{framework}")
     table: dict[str, Callable[[int], dict[str, Any]]] = dict(module.WORKLOADS)
-    if framework == "parley":
+    if framework == "parley" and (needed is None or needed not in table):
         table.update(importlib.import_module("benchmarks.workloads_durable").WORKLOADS)
     return table
 
@@ -60,7 +62,7 @@ def run(framework: str, workload: str, size: int, *, warmup: bool = True) -> dic
     ``runs`` says how many runs there were. A workload whose single run takes longer than
     ``REPEAT_CPU_S`` runs once.
     """
-    function = workloads(framework)[workload]
+    function = workloads(framework, workload)[workload]
     if warmup and WARMUP_SIZE[workload]:
         function(WARMUP_SIZE[workload])
     runs = [function(size)]

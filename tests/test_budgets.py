@@ -19,7 +19,7 @@ from parley import (
     tool_call,
 )
 from parley.limits import MaxCost, MaxModelCalls, MaxTime, MaxTokens, MaxToolCalls, Mentions, When
-from parley.models import Usage
+from parley.models import ModelResponse, Usage
 
 
 def talkers(model: Any, **user_options: Any) -> tuple[ConversableAgent, ConversableAgent]:
@@ -51,6 +51,45 @@ def test_a_token_budget_stops_before_the_call_that_would_cross_it(budget: int, c
         "next model call could use 100 prompt + 50 completion tokens"
     )
     assert result.cost["usage_including_cached_inference"]["scripted"]["total_tokens"] == 150 * calls
+
+
+@pytest.mark.parametrize("budget", [700, 1_500, 4_000])
+def test_without_a_token_count_no_call_is_sent_that_could_cross_the_budget(budget: int):
+    """A model that cannot count tokens gets a bound of its prompt in bytes: no tokenizer makes more
+    tokens than that. Here each byte of the prompt's text is a token; every call is sent with a
+    ``max_tokens`` that keeps even the worst case within the budget, through tool calls and non-ASCII."""
+    spent = [0]
+    calls: list[tuple[int, int, int]] = []  # (spent before, prompt tokens, max_tokens) of each call
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        prompt = sum(len((message.get("content") or "").encode()) for message in request.messages)
+        for message in request.messages:
+            for call in message.get("tool_calls") or ():
+                prompt += len(call["function"]["name"]) + len(call["function"]["arguments"].encode())
+        room = request.params["max_tokens"]
+        calls.append((spent[0], prompt, room))
+        completion = min(room, 40)
+        spent[0] += prompt + completion
+        if len(calls) % 2:
+            message: dict[str, Any] = {"role": "assistant", "content": "ünïcödé " * 4}
+        else:
+            call = tool_call("lookup", {"city": "Zürich"})
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return ModelResponse(message, Usage(prompt, completion))
+
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"{city}: " + "sunny, " * 10
+
+    user, assistant = talkers(FunctionModel(reply))
+    register_function(lookup, caller=assistant, executor=user, description="Look a city up.")
+
+    result = user.initiate_chat(assistant, "weather, please", stop_when=MaxTokens(budget), silent=True)
+
+    assert result.stop_reason.kind is StopKind.CONDITION
+    assert len(calls) >= 3
+    assert any(message.get("tool_calls") for message in result.chat_history)
+    assert [call for call in calls if call[0] + call[1] + call[2] > budget] == []
 
 
 def test_without_max_tokens_a_call_is_sent_with_what_the_budget_leaves():

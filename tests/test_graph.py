@@ -14,9 +14,12 @@ from parley import (
     AFTER_WORK,
     ON_CONDITION,
     AfterWorkOption,
+    AgentTarget,
+    ContextExpression,
     ConversableAgent,
     DefaultPattern,
     OnCondition,
+    OnContextCondition,
     RevertToUserTarget,
     StayTarget,
     SwarmAgent,
@@ -91,6 +94,28 @@ def test_conditions_after_work_and_the_default_after_work():
         ],
         "default_after_work": "TERMINATE",
     }
+
+
+def test_context_conditions_come_first_and_are_drawn_thick_and_bold():
+    a, b, c = agent("a"), agent("b"), agent("c")
+    a.handoffs.add_context_conditions(
+        [
+            OnContextCondition(target=b, condition="vip"),
+            OnContextCondition(target=AgentTarget(c), condition=ContextExpression("${tries} > 2")),
+        ]
+    )
+    register_hand_off(a, ON_CONDITION(c, "C's job."))
+
+    graph = handoff_graph([a, b, c])
+
+    assert [edge.to_dict() for edge in graph.edges if edge.source == "a"] == [
+        {"source": "a", "target": "b", "kind": "context", "label": "when vip"},
+        {"source": "a", "target": "c", "kind": "context", "label": "when ${tries} > 2"},
+        {"source": "a", "target": "c", "kind": "condition", "label": "C's job."},
+        {"source": "a", "target": "TERMINATE", "kind": "after_work", "label": "default after-work"},
+    ]
+    assert '    a ==>|"when vip"| b' in graph.to_mermaid().splitlines()
+    assert '    "a" -> "b" [label="when vip", style=bold];' in graph.to_dot().splitlines()
 
 
 def test_stay_revert_to_user_and_after_work_functions():

@@ -765,3 +765,47 @@ def test_an_outsider_with_a_members_name_is_rejected(abc, quiet_agent):
 
     with pytest.raises(ValueError, match="has the name of one of them"):
         quiet_agent("a").initiate_chat(manager, "start", silent=True)
+
+
+# what changes between and during chats is seen --------------------------------------------------------
+
+
+def test_a_selection_method_changed_during_the_chat_chooses_from_the_next_step(abc):
+    manager = group(abc, max_round=5)
+
+    def switch(recipient: ConversableAgent, messages: Any, sender: Any, config: Any) -> tuple[bool, str]:
+        manager.groupchat.speaker_selection_method = lambda last, chat: abc[0]
+        return True, "switching"
+
+    abc[1].register_reply([Agent, None], switch)
+
+    abc[0].initiate_chat(manager, "start", silent=True)
+
+    assert names(manager) == ["a", "b", "a", "a", "a"]
+
+
+def test_repeats_forbidden_after_a_first_chat_are_kept_by_the_next(abc):
+    manager = group(abc, max_round=4, speaker_selection_method="random")
+    abc[0].initiate_chat(manager, "start", silent=True)
+    manager.groupchat.speaker_selection_method = "round_robin"
+    manager.groupchat.allowed_speaker_transitions_dict = {
+        agent: [other for other in abc if other is not abc[1]] for agent in abc
+    }
+
+    abc[0].initiate_chat(manager, "again", silent=True)
+
+    assert names(manager) == ["a", "c", "a", "c"]
+
+
+def test_an_agent_added_after_a_first_chat_takes_its_turn_in_the_next(abc, quiet_agent):
+    manager = group(abc, max_round=3)
+    abc[0].initiate_chat(manager, "start", silent=True)
+    d = quiet_agent("d", "D-says")
+    manager.groupchat.agents.insert(1, d)
+    manager.groupchat.allowed_speaker_transitions_dict = {
+        agent: list(manager.groupchat.agents) for agent in manager.groupchat.agents
+    }
+
+    abc[0].initiate_chat(manager, "again", silent=True)
+
+    assert names(manager) == ["a", "d", "b"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 import pytest
@@ -539,3 +540,88 @@ def test_state_update_functions_may_take_no_arguments():
     initiate_swarm_chat(a, "hi", [a], silent=True)
 
     assert calls == ["updated"]
+
+
+# the answer to a handoff does not depend on who listens ------------------------------------------------
+
+
+def _ring_with_odd_calls() -> list[SwarmAgent]:
+    a = agent("a", transfer("b"), "a again")
+    b = agent("b", [tool_call("transfer_to_c", {"urgent": True})], transfer("c"))
+    c = agent("c", [tool_call("transfer_to_a", "")], "c done")
+    register_hand_off(a, ON_CONDITION(b, "to b"))
+    register_hand_off(b, ON_CONDITION(c, "to c"))
+    register_hand_off(c, ON_CONDITION(a, "to a"))
+    return [a, b, c]
+
+
+def test_a_handoff_is_answered_the_same_whether_or_not_anyone_listens_sync_or_async():
+    heard: list[Any] = []
+    agents = _ring_with_odd_calls()
+    quiet, _, _ = initiate_swarm_chat(agents[0], "go", agents, silent=True)
+    agents = _ring_with_odd_calls()
+    listened, _, _ = initiate_swarm_chat(agents[0], "go", agents, silent=True, listeners=[heard.append])
+
+    def said(result: ChatResult) -> list[tuple[Any, ...]]:
+        return [
+            (m["role"], m.get("name"), m.get("content"), [c["function"] for c in m.get("tool_calls") or ()])
+            for m in result.chat_history
+        ]
+
+    agents = _ring_with_odd_calls()
+    awaited, _, _ = asyncio.run(a_initiate_swarm_chat(agents[0], "go", agents, silent=True))
+
+    assert heard
+    assert said(quiet) == said(listened) == said(awaited)
+    answers = [m["content"] for m in quiet.chat_history if m["role"] == "tool"]
+    assert answers[0] == "Transferred to b."
+    assert answers[1].startswith("Error: invalid arguments for transfer_to_c: unexpected arguments 'urgent'")
+    assert answers[2:] == ["Transferred to c.", "Transferred to a."]
+    assert turns(quiet) == [None, "a", "b", "b", "c", "a"]
+
+
+def test_a_transfer_tool_replaced_by_hand_runs_the_replacement():
+    a, b, c = agent("a", transfer("b"), "a done"), agent("b", "b here"), agent("c", "c here")
+    register_hand_off(a, ON_CONDITION(b, "to b"))
+    a.handoffs.tools_by_name["transfer_to_b"].func = lambda: c
+
+    result, _, last = initiate_swarm_chat(a, "go", [a, b, c], silent=True)
+
+    assert result.chat_history[2]["content"] == "Transferred to c."
+    assert last is c
+
+
+def test_a_handoff_added_after_a_first_swarm_is_taken_by_the_next():
+    a, b, c = agent("a", transfer("b"), transfer("c")), agent("b", "b here"), agent("c", "c here")
+    register_hand_off(a, ON_CONDITION(b, "to b"))
+    first, _, _ = initiate_swarm_chat(a, "go", [a, b, c], silent=True)
+    register_hand_off(a, ON_CONDITION(c, "to c"))
+    second, _, last = initiate_swarm_chat(a, "go", [a, b, c], silent=True)
+
+    assert turns(first) == [None, "a", "b"]
+    assert turns(second) == [None, "a", "c"]
+    assert last is c
+
+
+def test_a_handoff_to_an_agent_left_out_of_the_next_swarm_fails_before_it_starts():
+    a, b, c = agent("a", "a1", "a2"), agent("b", "b1"), agent("c", "c1")
+    register_hand_off(a, ON_CONDITION(b, "to b"))
+    initiate_swarm_chat(a, "go", [a, b], silent=True)
+
+    with pytest.raises(ValueError, match=r"a's handoff: handoff to 'b', which is not an agent of this chat"):
+        initiate_swarm_chat(a, "go", [a, c], silent=True)
+
+
+def test_the_swarm_managers_group_chat_is_a_default_group_chat_of_the_members():
+    from parley import GroupChat
+
+    a, b = agent("a", "a1"), agent("b", "b1")
+    user = UserProxyAgent("user", human_input_mode="NEVER")
+    register_hand_off(a, AFTER_WORK(AfterWorkOption.TERMINATE))
+
+    initiate_swarm_chat(a, "go", [a, b], user_agent=user, max_rounds=7, silent=True)
+
+    groupchat = a._last_chat.host.groupchat
+    expected = GroupChat([a, b, user], messages=list(groupchat.messages), max_round=7)
+    assert vars(groupchat) == vars(expected)
+    assert groupchat.allowed_speaker_transitions_dict[a] is not groupchat.allowed_speaker_transitions_dict[b]

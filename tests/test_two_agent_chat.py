@@ -404,6 +404,29 @@ def test_a_reply_that_is_not_a_message_is_a_clear_error(quiet_agent):
         agent_a.initiate_chat(agent_b, "hi", silent=True)
 
 
+def test_reply_functions_changed_after_a_chat_answer_the_next_chat(quiet_agent):
+    agent_a, agent_b = quiet_agent("agent_a"), scripted("agent_b", ["from the model"] * 5)
+    assert agent_a.initiate_chat(agent_b, "1", max_turns=1, silent=True).summary == "from the model"
+
+    agent_b.register_reply([ConversableAgent, None], lambda *args, **kwargs: (True, "registered"))
+    assert agent_a.initiate_chat(agent_b, "2", max_turns=1, silent=True).summary == "registered"
+
+    agent_b._reply_func_list.pop(0)
+    assert agent_a.initiate_chat(agent_b, "3", max_turns=1, silent=True).summary == "from the model"
+
+    agent_b._reply_func_list.insert(
+        0, {**agent_b._reply_func_list[-1], "reply_func": lambda *a, **k: (True, "set")}
+    )
+    assert agent_a.initiate_chat(agent_b, "4", max_turns=1, silent=True).summary == "set"
+
+    agent_b._reply_func_list = [entry for entry in agent_b._reply_func_list[1:]]
+    agent_b._reply_func_list[0] = {
+        **agent_b._reply_func_list[0],
+        "reply_func": lambda *a, **k: (True, "plain list"),
+    }
+    assert agent_a.initiate_chat(agent_b, "5", max_turns=1, silent=True).summary == "plain list"
+
+
 def test_unsupported_trigger_fails_at_registration(quiet_agent):
     with pytest.raises(ValueError, match="unsupported reply trigger"):
         quiet_agent("agent").register_reply(42, lambda *a, **k: (False, None))

@@ -33,7 +33,16 @@ from parley.models.base import ModelClient
 from parley.models.cache import using_cache
 from parley.models.config import model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
-from parley.reply_chain import ReplyFunction, Trigger, function_name, matches, reply_entry
+from parley.reply_chain import (
+    ReplyChain,
+    ReplyFunction,
+    Trigger,
+    compiled_plain_chain,
+    function_name,
+    matches,
+    plain_chain,
+    reply_entry,
+)
 from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import OVER_BUDGET, ToolUseMixin
@@ -91,6 +100,18 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     DEFAULT_SYSTEM_MESSAGE = "You are a helpful AI Assistant."
     _agent_ids = itertools.count(1)
 
+    # What a new agent starts with unless its constructor says otherwise (kept on the class: instances
+    # set their own value when it changes).
+    silent: bool | None = None
+    _code_execution_config: dict[str, Any] | Literal[False] = False
+    _last_chat: Chat | None = None
+    _llm_tool_schemas: list[dict[str, Any]] | None = None
+    _hooks: dict[str, list[Callable[..., Any]]] | None = None
+    _handoffs: Handoffs | None = None
+    _tools_version = 0
+    _runs_own_tools = False
+    _usage_summary: UsageSummary | None = None
+
     def __init__(
         self,
         name: str,
@@ -135,8 +156,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         )
         self.human_input_mode: HumanInputMode = human_input_mode
         self._default_auto_reply = default_auto_reply
-        self.silent = silent
-        self._code_execution_config = code_execution_config
+        if silent is not None:
+            self.silent = silent
+        if code_execution_config is not False:
+            self._code_execution_config = code_execution_config
         llm_config = resolve_llm_config(llm_config)
         self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
@@ -146,7 +169,6 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 f"names). The name provided is: {name!r}"
             )
         self._views: dict[Agent, View] = {}
-        self._last_chat: Chat | None = None
         self._loose_auto_replies: defaultdict[Agent | None, int] = defaultdict(int)
         self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(
             self.max_consecutive_auto_reply
@@ -156,9 +178,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._llm_tools: dict[str, Tool] = {}
         self._offered: dict[str, dict[str, Any]] = {}
         self._function_style: set[str] = set()
-        self._llm_tool_schemas: list[dict[str, Any]] | None = None
-        self._hooks: dict[str, list[Callable[..., Any]]] | None = None
-        self._reply_func_list: list[dict[str, Any]] = list(self._default_replies())
+        self._reply_func_list: list[dict[str, Any]] = ReplyChain(self._default_replies())
         self._context_variables: dict[str, Any] = (
             ContextVariables.empty() if context_variables is None else context_variables
         )
@@ -169,32 +189,32 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         ):
             raise ValueError(f"tool_timeout must be a positive number of seconds, not {tool_timeout!r}")
         self.tool_timeout: float | None = tool_timeout
-        self._handoffs: Handoffs | None = None
-        self._tools_version = 0
-        self._runs_own_tools = False
-        self._usage_summary: UsageSummary | None = None
         if (
             self.llm_config
             and isinstance(llm_config, dict)
             and ("tools" in llm_config or "functions" in llm_config)
         ):
             self._offer_from_llm_config()
-        for tool_name, function in (function_map or {}).items():
-            self._function_map[tool_name] = as_tool(function, name=tool_name)
-        for function in [functions] if callable(functions) else functions or []:
-            tool = as_tool(function)
-            self._add_llm_tool(tool)
-            self._function_map[tool.name] = tool
-        for hook in (
-            [update_agent_state_before_reply]
-            if callable(update_agent_state_before_reply)
-            else (update_agent_state_before_reply or [])
-        ):
-            self.register_hook("update_agent_state", hook)
-        for peer, messages in (chat_messages or {}).items():
-            view = self._view(peer)
-            for message in messages:
-                view.add(message)
+        if function_map:
+            for tool_name, function in function_map.items():
+                self._function_map[tool_name] = as_tool(function, name=tool_name)
+        if functions is not None:
+            for function in [functions] if callable(functions) else functions or []:
+                tool = as_tool(function)
+                self._add_llm_tool(tool)
+                self._function_map[tool.name] = tool
+        if update_agent_state_before_reply is not None:
+            for hook in (
+                [update_agent_state_before_reply]
+                if callable(update_agent_state_before_reply)
+                else (update_agent_state_before_reply or [])
+            ):
+                self.register_hook("update_agent_state", hook)
+        if chat_messages:
+            for peer, messages in chat_messages.items():
+                view = self._view(peer)
+                for message in messages:
+                    view.add(message)
 
     _default_reply_entries: tuple[dict[str, Any], ...] = ()
 
@@ -206,7 +226,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             ConversableAgent._default_reply_entries = tuple(
                 reply_entry([Agent, None], func, None, None, False, twin)
                 for func, twin in (
-                    (agent.check_termination_and_human_reply, agent.a_check_termination_and_human_reply),
+                    (agent.check_termination_and_human_reply, agent._check_in_async_chain),
                     (agent.generate_function_call_reply, agent.a_generate_function_call_reply),
                     (agent.generate_tool_calls_reply, agent.a_generate_tool_calls_reply),
                     (agent.generate_oai_reply, agent.a_generate_oai_reply),
@@ -485,20 +505,20 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if self._hooks is not None:
             messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
-        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
-        if exclude:
-            skip = skip.union(exclude)
-        for entry in self._reply_func_list:
-            reply_func = entry["reply_func"]
-            if entry["is_async"] or reply_func in skip:
-                continue
-            if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
-                continue
-            final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
-            if final:
-                if reply is None:
-                    self._note_final_none(reply_func)
-                return reply
+        if exclude or "tool_calls" in last or "function_call" in last:
+            chain = plain_chain(self._reply_func_list, _skipped_for(last).union(exclude), sync=True)
+        else:
+            chain = getattr(self._reply_func_list, "plain_sync", None) or compiled_plain_chain(
+                self._reply_func_list, _SKIP_BOTH, sync=True
+            )
+        for entry, every_sender in chain:
+            if every_sender or matches(entry["trigger"], sender):
+                reply_func = entry["reply_func"]
+                final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
+                if final:
+                    if reply is None:
+                        self._note_final_none(reply_func)
+                    return reply
         return self._default_auto_reply
 
     async def a_generate_reply(
@@ -516,22 +536,24 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if self._hooks is not None:
             messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
-        skip = _skipped_for(last) if "tool_calls" in last or "function_call" in last else _SKIP_BOTH
-        if exclude:
-            skip = skip.union(exclude)
-        for entry in self._reply_func_list:
-            reply_func = entry["reply_func"]
-            if reply_func in skip:
-                continue
-            if not (entry["matches_every_sender"] or matches(entry["trigger"], sender)):
-                continue
-            runner = entry["async_twin"] or reply_func
-            outcome = runner(self, messages=messages, sender=sender, config=entry["config"])
-            final, reply = await outcome if inspect.isawaitable(outcome) else outcome
-            if final:
-                if reply is None:
-                    self._note_final_none(reply_func)
-                return reply
+        if exclude or "tool_calls" in last or "function_call" in last:
+            chain = plain_chain(self._reply_func_list, _skipped_for(last).union(exclude), sync=False)
+        else:
+            chain = getattr(self._reply_func_list, "plain_async", None) or compiled_plain_chain(
+                self._reply_func_list, _SKIP_BOTH, sync=False
+            )
+        for entry, every_sender in chain:
+            if every_sender or matches(entry["trigger"], sender):
+                reply_func = entry["reply_func"]
+                runner = entry["async_twin"] or reply_func
+                outcome = runner(self, messages=messages, sender=sender, config=entry["config"])
+                if type(outcome) is not tuple and inspect.isawaitable(outcome):
+                    outcome = await outcome
+                final, reply = outcome
+                if final:
+                    if reply is None:
+                        self._note_final_none(reply_func)
+                    return reply
         return self._default_auto_reply
 
     def _note_final_none(self, reply_func: ReplyFunction) -> None:

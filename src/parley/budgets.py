@@ -118,7 +118,7 @@ class Budgets:
         self.log_bytes = 0
         """The bytes of the chat's messages counted so far (see :meth:`_prompt_bound`)."""
         self._counted = 0
-        self._marks: dict[str, tuple[int, int, int | None, Any, int]] = {}
+        self._marks: dict[str, _Mark] = {}
         self._tool_bytes: dict[int, tuple[Any, int]] = {}
         self._clients: dict[int, _ClientInfo] = {}
 
@@ -183,8 +183,7 @@ class Budgets:
     def _count(self, log: Sequence[Message]) -> None:
         """Add the bytes of the messages appended since the last call to :attr:`log_bytes`."""
         total = 0
-        for index in range(self._counted, len(log)):
-            message = log[index]
+        for message in log[self._counted :]:
             content = message.get("content")
             if type(content) is str and len(message) <= 3:
                 total += (len(content) if content.isascii() else len(content.encode())) + _PLAIN_MESSAGE
@@ -220,7 +219,7 @@ class Budgets:
             spent.model_calls += 1
         mark = self._marks.get(agent)
         if mark is not None and usage.prompt_tokens > 0:
-            self._marks[agent] = (mark[0], mark[1], usage.prompt_tokens, mark[3], mark[4])
+            mark.tokens = usage.prompt_tokens
 
     def _prompt_bound(
         self, agent: str, client: _ClientInfo, request: Sequence[Message], tools: Sequence[dict[str, Any]]
@@ -235,15 +234,17 @@ class Budgets:
         head = getattr(request, "head", None)
         system = head[0].get("content") if head else (request[0].get("content") if len(request) else None)
         mark = self._marks.get(agent)
-        if mark is not None and mark[4] == id(tools) and (mark[3] is system or mark[3] == system):
-            added = self.log_bytes - mark[0]
-            size, tokens = mark[1] + added, mark[2]
-        else:
-            size = self._tools_bound(tools) + _PER_REQUEST
-            size += sum(_message_bound(request[index]) for index in range(len(request)))
-            tokens = added = None
-        self._marks[agent] = (self.log_bytes, size, None, system, id(tools))
-        return size if tokens is None or added is None else min(size, tokens + added)
+        log_bytes = self.log_bytes
+        if mark is not None and mark.tools is tools and (mark.system is system or mark.system == system):
+            size = mark.size + log_bytes - mark.log_bytes
+            tokens = mark.tokens
+            bound = size if tokens is None else min(size, tokens + log_bytes - mark.log_bytes)
+            mark.log_bytes, mark.size, mark.tokens = log_bytes, size, None
+            return bound
+        size = self._tools_bound(tools) + _PER_REQUEST
+        size += sum(_message_bound(request[index]) for index in range(len(request)))
+        self._marks[agent] = _Mark(log_bytes, size, system, tools)
+        return size
 
     def _tools_bound(self, tools: Sequence[dict[str, Any]]) -> int:
         cached = self._tool_bytes.get(id(tools))
@@ -254,26 +255,46 @@ class Budgets:
         return size
 
 
+class _Mark:
+    """An agent's last prompt: the chat's :attr:`Budgets.log_bytes` then, its bound in bytes, its tokens
+    as the model reported them (``None`` until then), its system message and its tools."""
+
+    __slots__ = ("log_bytes", "size", "system", "tokens", "tools")
+
+    def __init__(self, log_bytes: int, size: int, system: Any, tools: Sequence[dict[str, Any]]) -> None:
+        self.log_bytes = log_bytes
+        self.size = size
+        self.tokens: int | None = None
+        self.system = system
+        self.tools = tools
+
+
 def _logged_bound(message: Message) -> int:
     """The bytes a logged message stands for in a model request (tool results flattened)."""
     responses = message.get("tool_responses")
     if not responses:
         return _message_bound(message)
-    total = sum(_message_bound(response) for response in responses)
+    total = sum(map(_message_bound, responses))
     return total if message.get("role") == "tool" else total + _message_bound(message)
+
+
+def _text_bytes(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode())
 
 
 def _message_bound(message: Message) -> int:
     content = message.get("content")
-    if isinstance(content, str):
-        total = len(content.encode())
+    if type(content) is str:
+        total = len(content) if content.isascii() else len(content.encode())
     elif content is None:
         total = 0
     else:
         total = len(json.dumps(content, ensure_ascii=False).encode())
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        total += len(str(function.get("name", ""))) + len(str(function.get("arguments", "")).encode()) + 16
+    calls = message.get("tool_calls")
+    if calls:
+        for call in calls:
+            function = call.get("function") or {}
+            total += len(str(function.get("name", ""))) + _text_bytes(str(function.get("arguments", ""))) + 16
     name = message.get("name")
     if name:
         total += len(name)

@@ -12,9 +12,8 @@ in the order they start, which a re-run repeats.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from parley.journal import FORMAT, Journal, Replayed, decode, replay
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from parley.store import ChatLog, ChatStore
 
 
-@dataclass(slots=True)
 class ChatScope:
     """Where chats started in a context without their own ``store``/``chat_id`` are kept, and their ids.
 
@@ -33,11 +31,14 @@ class ChatScope:
     their ids, stop reasons and usage from them.
     """
 
-    store: ChatStore | None
-    prefix: str
-    started: int = 0
-    chat_ids: list[str] = field(default_factory=list)
-    chats: list[Chat] = field(default_factory=list)
+    __slots__ = ("chat_ids", "chats", "prefix", "started", "store")
+
+    def __init__(self, store: ChatStore | None, prefix: str, chats: list[Chat] | None = None) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.started = 0
+        self.chat_ids: list[str] = []
+        self.chats: list[Chat] = [] if chats is None else chats
 
     def next_id(self) -> str:
         """The id of the next chat started in this scope."""
@@ -147,19 +148,26 @@ class Durability:
         self.log.close()
 
 
-@contextmanager
-def durability(store: Any, chat_id: str | None) -> Iterator[Durability | None]:
-    """The durable side of one chat entry point call: ``None`` when the chat is not durable."""
+def durability(store: Any, chat_id: str | None) -> AbstractContextManager[Durability | None]:
+    """The durable side of one chat entry point call, as a context manager: ``None`` when the chat is
+    not durable."""
     if chat_id is not None and not (isinstance(chat_id, str) and chat_id):
         raise ValueError(f"chat_id must be a non-empty string, not {chat_id!r}")
     if store is None:
         scope = chat_scope.get()
         if scope is None or scope.store is None:
-            yield None
-            return
+            return _NOT_DURABLE
         store = scope.store
         if chat_id is None:
             chat_id = scope.next_id()
+    return _durable(store, chat_id)
+
+
+_NOT_DURABLE: AbstractContextManager[None] = nullcontext()
+
+
+@contextmanager
+def _durable(store: Any, chat_id: str | None) -> Iterator[Durability]:
     opened = open_store(store)
     if chat_id is None:
         from parley.engine import new_chat_id

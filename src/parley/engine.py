@@ -30,7 +30,7 @@ from parley import events
 from parley.budgets import Budgets
 from parley.chat_result import ChatResult
 from parley.coroutines import run_sync
-from parley.durable import chat_scope
+from parley.durable import ChatScope, chat_scope
 from parley.events import (
     ChatStarted,
     ChatStopped,
@@ -552,12 +552,13 @@ class Chat:
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
-        from parley.durable import ChatScope, chat_scope
-
-        step = ChatScope(self.store, f"{self.state.chat_id}/{len(self.state.messages)}")
         outer = chat_scope.get()
-        if outer is not None:  # the chats a step starts are listed with the chat's own (a batch's item)
-            step.chats = outer.chats
+        # the chats a step starts are listed with the chat's own (a batch's item)
+        step = ChatScope(
+            self.store,
+            f"{self.state.chat_id}/{len(self.state.messages)}",
+            None if outer is None else outer.chats,
+        )
         token = chat_scope.set(step)
         try:
             return speaker._take_turn(self) if sync else await speaker._a_take_turn(self)

@@ -2,10 +2,12 @@
 
 Nodes are the agents (and the user agent, when there is one), plus the places a handoff can lead
 that are not agents: ``TERMINATE``, ``REVERT_TO_USER`` without a user agent, and after-work functions
-(``name()``), whose choice is known only when they run. Edges are an agent's ``ON_CONDITION``\\ s
-(``kind="condition"``, labelled with the condition), its after-work (``kind="after_work"``), and, for
-an agent without an after-work of its own, the chat's default after-work. Handoffs that tools make by
-returning an agent are decided at run time and are not in the graph.
+(``name()``), whose choice is known only when they run. Edges are an agent's context conditions
+(``OnContextCondition``, ``kind="context"``, labelled ``when`` and the variable or expression), its
+``ON_CONDITION``\\ s (``kind="condition"``, labelled with the condition), its after-work
+(``kind="after_work"``), and, for an agent without an after-work of its own, the chat's default
+after-work. Handoffs that tools make by returning an agent are decided at run time and are not in the
+graph.
 
 :func:`handoff_graph` builds it; :meth:`HandoffGraph.to_mermaid` and :meth:`HandoffGraph.to_dot` write
 it as text, :meth:`HandoffGraph.render` as SVG or PNG through Graphviz.
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from parley.agent import ConversableAgent
     from parley.group.patterns import DefaultPattern
 
-EdgeKind = Literal["condition", "after_work"]
+EdgeKind = Literal["context", "condition", "after_work"]
 
 TERMINATE = "TERMINATE"
 REVERT_TO_USER = "REVERT_TO_USER"
@@ -76,7 +78,8 @@ class HandoffGraph:
         }
 
     def to_mermaid(self) -> str:
-        """The graph as a Mermaid flowchart: conditions as solid arrows, after-work dashed."""
+        """The graph as a Mermaid flowchart: conditions as solid arrows, context conditions thick,
+        after-work dashed."""
         ids = _identifiers(self.nodes)
         lines = ["flowchart LR", f"    %% default after-work: {self.default_after_work}"]
         for node in self.nodes:
@@ -88,12 +91,13 @@ class HandoffGraph:
             else:
                 lines.append(f'    {ids[node]}(["{text}"])')
         for edge in self.edges:
-            arrow = "-->" if edge.kind == "condition" else "-.->"
+            arrow = _MERMAID_ARROWS[edge.kind]
             lines.append(f'    {ids[edge.source]} {arrow}|"{_mermaid_text(edge.label)}"| {ids[edge.target]}')
         return "\n".join(lines) + "\n"
 
     def to_dot(self) -> str:
-        """The graph in Graphviz's DOT language: conditions as solid arrows, after-work dashed."""
+        """The graph in Graphviz's DOT language: conditions as solid arrows, context conditions bold,
+        after-work dashed."""
         lines = [
             "digraph handoffs {",
             "    rankdir=LR;",
@@ -112,7 +116,7 @@ class HandoffGraph:
                     f'    {_dot_string(node)} [shape={shape}, fillcolor="#f1f5f9", color="#64748b"];'
                 )
         for edge in self.edges:
-            style = "" if edge.kind == "condition" else ", style=dashed"
+            style = _DOT_STYLES[edge.kind]
             label = _dot_string(_wrap(edge.label, 28))
             lines.append(
                 f"    {_dot_string(edge.source)} -> {_dot_string(edge.target)} [label={label}{style}];"
@@ -181,6 +185,14 @@ def handoff_graph(
     default = _as_after_work(after_work)
     for agent in members:
         handoffs = agent.handoffs
+        for context_condition in handoffs.context_conditions:
+            target = builder.node_for(context_condition.target, agent, f"{agent.name}'s context handoff")
+            builder.edge(
+                agent.name,
+                target,
+                "context",
+                _context_label(context_condition.condition) + _availability(context_condition.available),
+            )
         for condition in handoffs.llm_conditions:
             target = builder.node_for(condition.target, agent, f"{agent.name}'s handoff")
             builder.edge(
@@ -279,6 +291,14 @@ def _describe(target: TransitionTarget) -> str:
     return target.display_name()
 
 
+def _context_label(condition: Any) -> str:
+    """``when`` and a context condition's variable or expression."""
+    if isinstance(condition, str):
+        return f"when {condition}"
+    expression = getattr(condition, "expression", None)
+    return f"when {expression if isinstance(expression, str) else type(condition).__name__}"
+
+
 def _availability(available: Any) -> str:
     if available is None:
         return ""
@@ -286,6 +306,9 @@ def _availability(available: Any) -> str:
         return f" [if {available}]"
     return f" [if {getattr(available, '__name__', 'a function')}()]"
 
+
+_MERMAID_ARROWS: dict[str, str] = {"context": "==>", "condition": "-->", "after_work": "-.->"}
+_DOT_STYLES: dict[str, str] = {"context": ", style=bold", "condition": "", "after_work": ", style=dashed"}
 
 _MERMAID_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MERMAID_RESERVED = frozenset(

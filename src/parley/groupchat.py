@@ -13,13 +13,15 @@ human, a reply function's final ``None``).
 from __future__ import annotations
 
 import json
+import operator
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
-from parley.agent import Agent, ConversableAgent, HumanInputMode
+from parley.agent import Agent, ConversableAgent, HumanInputMode, default_is_termination_msg
 from parley.coroutines import run_sync
 from parley.engine import Chat, current_chat
 from parley.events import ConsolePrinter, Listener, Notice
@@ -41,6 +43,8 @@ from parley.termination import StopKind, StopReason, max_round_condition, max_tu
 
 if TYPE_CHECKING:
     from parley.termination import StopCondition
+
+_name_of = operator.attrgetter("name")
 
 SpeakerSelectionMethod = Literal["auto", "manual", "random", "round_robin"] | str | Callable[..., Any]
 
@@ -191,17 +195,36 @@ class GroupChat:
         self.speaker_transitions_type = speaker_transitions_type
         self.allowed_speaker_transitions_dict: dict[Agent, list[ConversableAgent]] = self._transitions()
 
+    _defaults: dict[str, Any] | None = None
+    """The attributes of a group chat of no agents with every parameter at its default (made once)."""
+
+    @classmethod
+    def _of_checked(cls, agents: list[ConversableAgent], max_round: int) -> GroupChat:
+        """``GroupChat(agents, messages=[], max_round=max_round)`` for agents and a round limit already
+        checked (a swarm's), every other parameter at its default."""
+        defaults = GroupChat._defaults
+        if defaults is None:
+            defaults = GroupChat._defaults = dict(vars(GroupChat([])))
+        groupchat = cls.__new__(cls)
+        vars(groupchat).update(defaults)
+        groupchat.agents = agents
+        groupchat.messages = []
+        groupchat.max_round = max_round
+        everyone = map(list, repeat(agents, len(agents)))
+        groupchat.allowed_speaker_transitions_dict = dict(zip(agents, everyone, strict=True))
+        return groupchat
+
     # ------------------------------------------------------------------------------------------------
     # validation
 
     def check_agents(self) -> None:
         """Fail, naming the problem, unless the agents are ConversableAgents with unique names."""
-        unique: set[str] = set()
-        for index, agent in enumerate(self.agents):
-            if not isinstance(agent, ConversableAgent):
-                raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
-            unique.add(agent.name)
-        if len(unique) == len(self.agents):
+        agents = self.agents
+        if not all(map(isinstance, agents, repeat(ConversableAgent))):
+            for index, agent in enumerate(agents):
+                if not isinstance(agent, ConversableAgent):
+                    raise TypeError(f"agents[{index}] must be a ConversableAgent, not {agent!r}")
+        if len(set(map(_name_of, agents))) == len(agents):
             return
         names = self.agent_names
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -439,7 +462,12 @@ class ManagerTermination:
         if state.rounds == 0:
             return None
         message = state.messages[-1]
-        if not self.manager._is_termination_msg(message):
+        is_termination_msg = self.manager._is_termination_msg
+        if is_termination_msg is default_is_termination_msg:
+            content = message.get("content")
+            if content is None or (content != "TERMINATE" and type(content) is str):
+                return None
+        if not is_termination_msg(message):
             return None
         return StopReason(
             StopKind.TERMINATION_MSG,
@@ -485,7 +513,7 @@ class GroupChatManager(ConversableAgent):
             human_input_mode=human_input_mode,
             **kwargs,
         )
-        if name in groupchat.agent_names:
+        if name in map(_name_of, groupchat.agents):
             raise ValueError(
                 f"the GroupChatManager's name {name!r} is also the name of an agent of the group"
             )
@@ -524,7 +552,7 @@ class GroupChatManager(ConversableAgent):
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
-        participants: dict[ConversableAgent, Agent] = {agent: self for agent in groupchat.agents}
+        participants: dict[ConversableAgent, Agent] = dict.fromkeys(groupchat.agents, self)
         if initiator not in participants:
             if initiator.name in groupchat.agent_names:
                 raise ValueError(

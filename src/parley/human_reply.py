@@ -48,13 +48,24 @@ class HumanReplyMixin:
             return self._check_without_human(messages, sender)
         return await self._check_with_human(messages, sender, sync=False)
 
+    def _check_in_async_chain(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> Any:
+        """:meth:`a_check_termination_and_human_reply` as the async reply chain calls it: the outcome at
+        once when no human is asked (``NEVER``), else a coroutine to await."""
+        if self.human_input_mode == "NEVER":
+            return self._check_without_human(messages, sender)
+        return self._check_with_human(messages, sender, sync=False)
+
     def _check_without_human(
         self, messages: list[Message] | None, sender: Agent | None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """``NEVER`` mode: end at the auto-reply limit or on a termination message, else auto-reply."""
-        message = self._last_received(messages, sender)
-        if message is None:
+        if messages is None:
+            messages = self._view_messages(sender)
+        if not messages:
             return False, None
+        message = messages[-1]
         limit = self._max_consecutive_auto_reply_dict[sender]
         chat = current_chat.get()
         if chat is not None:

@@ -42,9 +42,12 @@ class UnstorableValueError(TypeError):
     """A value a durable chat must store is not JSON data."""
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode(record: dict[str, Any]) -> str:
     """A record as compact JSON text."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(record)
 
 
 def handoff_data(handoff: Any) -> Any:
@@ -102,6 +105,9 @@ class Journal:
     """
 
     def __init__(self, log: ChatLog, state: ChatState, next_seq: int) -> None:
+        from parley.store import StoredRecord
+
+        self._stored = StoredRecord
         self.log = log
         self.state = state
         self.seq = next_seq
@@ -114,8 +120,6 @@ class Journal:
 
     def record(self, kind: str, fields: dict[str, Any]) -> StoredRecord:
         """The record of ``kind`` with ``fields`` and the changes since the last record, encoded."""
-        from parley.store import StoredRecord
-
         record = {"kind": kind, **fields}
         context_set, context_removed = self._context_changes()
         if context_set:
@@ -150,7 +154,7 @@ class Journal:
             raise UnstorableValueError(
                 f"chat {state.chat_id!r} cannot store its {kind} record: {error}"
             ) from None
-        stored = StoredRecord(self.seq, kind, data)
+        stored = self._stored(self.seq, kind, data)
         self.seq += 1
         return stored
 

@@ -228,13 +228,7 @@ class MessageSequence(Sequence[Message]):
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
             return list(self)[index]
-        size = len(self)
-        if index < 0:
-            index += size
-        if not 0 <= index < size:
-            raise IndexError("message index out of range")
-        head = len(self.head)
-        return self.head[index] if index < head else self._tail[index - head]
+        return joined_item(self.head, self._tail, len(self), index)
 
     def __iter__(self) -> Iterator[Message]:
         yield from self.head
@@ -242,6 +236,15 @@ class MessageSequence(Sequence[Message]):
 
     def __repr__(self) -> str:
         return f"MessageSequence({list(self)!r})"
+
+
+def joined_item(head: Sequence[Message], tail: Sequence[Message], size: int, index: int) -> Message:
+    """Item ``index`` (negative: from the end) of ``head`` followed by ``tail``, ``size`` items in all."""
+    if index < 0:
+        index += size
+    if not 0 <= index < size:
+        raise IndexError("message index out of range")
+    return head[index] if index < len(head) else tail[index - len(head)]
 
 
 class View:

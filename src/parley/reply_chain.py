@@ -81,3 +81,92 @@ def matches(trigger: Trigger, sender: Agent | None) -> bool:
 def function_name(func: ReplyFunction) -> str:
     """A reply function's name for stop reasons."""
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
+
+
+class ReplyChain(list[dict[str, Any]]):
+    """An agent's ``_reply_func_list``: a list in AG2's shape that keeps the chain compiled for plain last
+    messages (:func:`plain_chain`) and forgets it on any change."""
+
+    __slots__ = ("plain_async", "plain_sync")
+
+    def __init__(self, entries: Any = ()) -> None:
+        super().__init__(entries)
+        self.plain_sync: PlainChain | None = None
+        self.plain_async: PlainChain | None = None
+
+    def append(self, entry: dict[str, Any]) -> None:
+        super().append(entry)
+        self.plain_sync = self.plain_async = None
+
+    def insert(self, index: Any, entry: dict[str, Any]) -> None:
+        super().insert(index, entry)
+        self.plain_sync = self.plain_async = None
+
+    def extend(self, entries: Any) -> None:
+        super().extend(entries)
+        self.plain_sync = self.plain_async = None
+
+    def remove(self, entry: dict[str, Any]) -> None:
+        super().remove(entry)
+        self.plain_sync = self.plain_async = None
+
+    def pop(self, index: Any = -1) -> dict[str, Any]:
+        entry = super().pop(index)
+        self.plain_sync = self.plain_async = None
+        return entry
+
+    def clear(self) -> None:
+        super().clear()
+        self.plain_sync = self.plain_async = None
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        super().sort(*args, **kwargs)
+        self.plain_sync = self.plain_async = None
+
+    def reverse(self) -> None:
+        super().reverse()
+        self.plain_sync = self.plain_async = None
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        self.plain_sync = self.plain_async = None
+
+    def __delitem__(self, index: Any) -> None:
+        super().__delitem__(index)
+        self.plain_sync = self.plain_async = None
+
+    def __iadd__(self, entries: Any) -> ReplyChain:  # type: ignore[override,misc]
+        super().__iadd__(entries)
+        self.plain_sync = self.plain_async = None
+        return self
+
+    def __imul__(self, times: Any) -> ReplyChain:  # type: ignore[misc]
+        super().__imul__(times)
+        self.plain_sync = self.plain_async = None
+        return self
+
+
+PlainChain = tuple[tuple[dict[str, Any], bool], ...]
+"""The entries a reply to a plain last message (no tool calls, no function call) consults, in order, each
+with whether it answers every sender (otherwise its trigger is matched at the time)."""
+
+
+def plain_chain(entries: list[dict[str, Any]], skipped: frozenset[Any], *, sync: bool) -> PlainChain:
+    """The entries of ``entries`` a reply consults: not those in ``skipped`` (the reply functions with
+    nothing to answer, such as those that answer only tool calls), and, in a sync chat, not async ones."""
+    return tuple(
+        (entry, entry["matches_every_sender"])
+        for entry in entries
+        if entry["reply_func"] not in skipped and not (sync and entry["is_async"])
+    )
+
+
+def compiled_plain_chain(entries: list[dict[str, Any]], skipped: frozenset[Any], *, sync: bool) -> PlainChain:
+    """:func:`plain_chain`, kept by ``entries`` when it is a :class:`ReplyChain`."""
+    chain = plain_chain(entries, skipped, sync=sync)
+    if type(entries) is ReplyChain:
+        if sync:
+            entries.plain_sync = chain
+        else:
+            entries.plain_async = chain
+    return chain

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from operator import is_
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from parley.agent import Agent, ConversableAgent
@@ -154,12 +155,65 @@ class SpeakerSelection:
     def __init__(self, groupchat: GroupChat, manager: GroupChatManager) -> None:
         self.groupchat = groupchat
         self.manager = manager
-        self.auto = AutoSelection(groupchat, manager)
+        self._auto: AutoSelection | None = None
         self._why = ""
         self._allowed: dict[ConversableAgent, list[ConversableAgent]] = {}
+        self._method: Any = None
+        self._method_name = ""
+        self._round_robin = False
+
+    @property
+    def auto(self) -> AutoSelection:
+        """The ``"auto"`` method's selection (made when first needed)."""
+        if self._auto is None:
+            self._auto = AutoSelection(self.groupchat, self.manager)
+        return self._auto
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
+        method = self.groupchat.speaker_selection_method
+        if method is not self._method and not callable(method):
+            self._method, self._method_name = method, check_method(method)
+            self._round_robin = self._method_name == "round_robin"
+        if self._round_robin and method is self._method:
+            choice = self._next_in_turn(chat)
+            if choice is not None:
+                self._why = "round robin: next in turn"
+                if chat.listeners:
+                    chat.announce_speaker(choice, self._why)
+                return choice
         return run_sync(self._next(chat, sync=True))
+
+    def _next_in_turn(self, chat: Chat) -> ConversableAgent | None:
+        """Round robin's choice when every agent may speak after the last speaker and the last message
+        calls no function (the common case, decided without building the candidates); ``None`` for any
+        other case, which :meth:`_choose` decides."""
+        groupchat = self.groupchat
+        agents = groupchat.agents
+        count = len(agents)
+        if count < 2:
+            return None
+        messages = chat.state.messages
+        if messages and groupchat.func_call_filter:
+            message = messages[-1]
+            if "tool_calls" in message or "function_call" in message:
+                return None
+        last = chat.last_speaker
+        if last is None:
+            return agents[0]
+        try:
+            index = agents.index(last)
+        except ValueError:
+            return agents[0]
+        if agents[index] is not last:
+            return None
+        targets = groupchat.allowed_speaker_transitions_dict.get(last)
+        if targets is None or len(targets) != count or not all(map(is_, targets, agents)):
+            allowed = self._allowed.get(last)
+            if allowed is None:
+                allowed = self._allowed_list(last)
+            if len(allowed) != count:
+                return None
+        return agents[(index + 1) % count]
 
     async def a_next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
         return await self._next(chat, sync=False)
@@ -197,8 +251,12 @@ class SpeakerSelection:
                     f"from {list(SPEAKER_SELECTION_METHODS)}, or None to end the chat"
                 )
             name = check_method(picked, source=f"speaker_selection_method {_function_name(method)} returned")
+        elif method is self._method:
+            name = self._method_name
         else:
             name = check_method(method)
+            self._method, self._method_name = method, name
+            self._round_robin = name == "round_robin"
         if len(groupchat.agents) < 2:
             raise ValueError(
                 f"GroupChat is underpopulated with {len(groupchat.agents)} agents: speaker_selection_method "
@@ -224,12 +282,15 @@ class SpeakerSelection:
 
     def _allowed_after(self, last: ConversableAgent) -> list[ConversableAgent]:
         """The agents the transition graph allows after ``last``, in the order of the group."""
+        return list(self._allowed_list(last))
+
+    def _allowed_list(self, last: ConversableAgent) -> list[ConversableAgent]:
         allowed = self._allowed.get(last)
         if allowed is None:
-            targets = self.groupchat.allowed_speaker_transitions_dict.get(last) or []
-            allowed = [agent for agent in self.groupchat.agents if any(agent is target for target in targets)]
+            targets = set(map(id, self.groupchat.allowed_speaker_transitions_dict.get(last) or ()))
+            allowed = [agent for agent in self.groupchat.agents if id(agent) in targets]
             self._allowed[last] = allowed
-        return list(allowed)
+        return allowed
 
     def candidates(self, chat: Chat) -> list[ConversableAgent] | StopReason:
         """The agents that may speak next, or why there are none."""

@@ -144,6 +144,41 @@ def run_tool_calls(
     return _resolve_handoffs(outcomes, check_handoff)
 
 
+def run_tool_call(
+    tool_call: dict[str, Any],
+    tools: Mapping[str, Tool],
+    context_variables: dict[str, Any] | None,
+    check_handoff: HandoffCheck | None,
+    timeout: float | None,
+) -> ToolOutcome:
+    """The outcome of a message's only tool call, run synchronously, with nothing told or recorded:
+    what :func:`run_tool_calls` returns for ``[tool_call]``, without its bookkeeping for several calls."""
+    function = tool_call.get("function") or {}
+    tool = tools.get(function.get("name") or "")
+    if tool is None or tool.is_async:
+        return run_tool_calls(
+            [tool_call], tools, context_variables, check_handoff=check_handoff, timeout=timeout
+        )[0]
+    try:
+        arguments = tool.parse_arguments(function.get("arguments"))
+    except ValueError:
+        return run_tool_calls(
+            [tool_call], tools, context_variables, check_handoff=check_handoff, timeout=timeout
+        )[0]
+    limit = timeout if tool.timeout is None else tool.timeout
+    call = (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit)
+    if tool.injects_context:
+        outcome = _invoke(call, _Working(context_variables).context_for(tool), False)
+    else:
+        outcome = _invoke(call, _NOTHING_GIVEN, False)
+    if outcome.handoff is not None and check_handoff is not None:
+        problem = check_handoff(outcome.handoff)
+        if problem is not None:
+            outcome.content = f"Error: {outcome.name} cannot hand off: {problem}"
+            outcome.handoff = None
+    return outcome
+
+
 async def a_run_tool_calls(
     tool_calls: Sequence[dict[str, Any]],
     tools: Mapping[str, Tool],
@@ -350,25 +385,29 @@ def _outcome(
     call: _Call, result: Any, context: dict[str, Any] | None, before: dict[str, Any] | None, started: float
 ) -> ToolOutcome:
     duration = time.perf_counter() - started if started else 0.0
-    outcome = ToolOutcome(call[2], call[1].name, "", duration_s=duration)
+    context_set: Mapping[str, Any] = _NO_CHANGES
+    context_removed: Sequence[str] = ()
     if context is not None and before is not None:
-        outcome.context_set = {
+        context_set = {
             key: value for key, value in context.items() if key not in before or not _same(before[key], value)
         }
-        outcome.context_removed = [key for key in before if key not in context]
-    if isinstance(result, ToolResult):
+        context_removed = [key for key in before if key not in context]
+    handoff = None
+    if type(result) is str:
+        content = result
+    elif isinstance(result, ToolResult):
         returned = result.result_context()
         if returned and returned is not context:
-            outcome.context_set = {**outcome.context_set, **returned}
-            outcome.context_removed = [key for key in outcome.context_removed if key not in returned]
-        outcome.content = result.result_text()
-        outcome.handoff = result.result_handoff()
-    elif _is_handoff_target(result):
-        outcome.content = f"Transferred to {_target_name(result)}."
-        outcome.handoff = result
+            context_set = {**context_set, **returned}
+            context_removed = [key for key in context_removed if key not in returned]
+        content = result.result_text()
+        handoff = result.result_handoff()
+    elif getattr(result, "_is_handoff_target", False):
+        content = f"Transferred to {_target_name(result)}."
+        handoff = result
     else:
-        outcome.content = result_text(result)
-    return outcome
+        content = result_text(result)
+    return ToolOutcome(call[2], call[1].name, content, handoff, context_set, context_removed, None, duration)
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -393,10 +432,6 @@ def result_text(result: Any) -> str:
         return json.dumps(result, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(result)
-
-
-def _is_handoff_target(result: Any) -> bool:
-    return bool(getattr(result, "_is_handoff_target", False))
 
 
 def _target_name(target: Any) -> str:

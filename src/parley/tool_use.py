@@ -12,7 +12,14 @@ from parley.events import ContextUpdated, ToolExecuting, ToolFinished
 from parley.journal import handoff_data, handoff_from_data
 from parley.messages import Message, Reply
 from parley.models.base import ModelClient
-from parley.tool_calls import HandoffCheck, ToolOutcome, a_run_tool_calls, result_text, run_tool_calls
+from parley.tool_calls import (
+    HandoffCheck,
+    ToolOutcome,
+    a_run_tool_calls,
+    result_text,
+    run_tool_call,
+    run_tool_calls,
+)
 from parley.tools import Tool, ToolResult, as_tool
 
 if TYPE_CHECKING:
@@ -29,6 +36,7 @@ class ToolUseMixin:
     """Tool registration and the tool-execution reply function of :class:`~parley.agent.ConversableAgent`."""
 
     name: str
+    _name: str
     client: ModelClient | None
     llm_config: Any
     _context_variables: dict[str, Any]
@@ -185,7 +193,7 @@ class ToolUseMixin:
         """
         if calls is None:
             last = messages[-1] if messages else None
-            if last is None or last.get("name") != self.name:
+            if last is None or last.get("name") != self._name:
                 return None
             calls = last.get("tool_calls")
             if not calls:
@@ -193,14 +201,28 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
-        tools = self._executable_tools()
         if chat is not None and not (chat.listeners or chat.state.tool_results or chat.journal is not None):
             check = getattr(chat.rule, "handoff_problem", None)
-            context = chat.state.context_variables
-            outcomes = run_tool_calls(calls, tools, context, check_handoff=check, timeout=self.tool_timeout)
+            if len(calls) == 1:
+                handoffs = self._handoffs
+                if handoffs is not None:
+                    reply = _transfer_reply(handoffs, calls[0], chat, check)
+                    if reply is not None:
+                        return reply
+                outcome = run_tool_call(
+                    calls[0], self._executable_tools(), chat.state.context_variables, check, self.tool_timeout
+                )
+                return _quiet_tool_reply(outcome, chat)
+            outcomes = run_tool_calls(
+                calls,
+                self._executable_tools(),
+                chat.state.context_variables,
+                check_handoff=check,
+                timeout=self.tool_timeout,
+            )
         else:
             options = self._tool_options(chat, calls, _handoff_check(chat))
-            outcomes = run_tool_calls(calls, tools, self._context_of(chat), **options)
+            outcomes = run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
 
     async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
@@ -211,6 +233,16 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
+        handoffs = self._handoffs
+        if (
+            handoffs is not None
+            and chat is not None
+            and len(calls) == 1
+            and not (chat.listeners or chat.state.tool_results or chat.journal is not None)
+        ):
+            reply = _transfer_reply(handoffs, calls[0], chat, getattr(chat.rule, "handoff_problem", None))
+            if reply is not None:
+                return reply
         options = self._tool_options(chat, calls, _handoff_check(chat))
         outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
@@ -427,12 +459,16 @@ class ToolUseMixin:
     def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
         available now."""
-        if self._llm_tool_schemas is None:
-            self._llm_tool_schemas = list(self._offered.values())
+        schemas = self._llm_tool_schemas
+        if schemas is None:
+            schemas = self._llm_tool_schemas = list(self._offered.values())
         handoffs = self._handoffs
-        if handoffs is not None and handoffs.llm_conditions:
-            return handoffs.offered_with(self, messages or [], self._llm_tool_schemas)  # type: ignore[arg-type]
-        return self._llm_tool_schemas
+        if handoffs is None or not handoffs.llm_conditions:
+            return schemas
+        always = handoffs._always
+        if always is not None and always[0] is schemas:
+            return always[1]
+        return handoffs.offered_with(self, messages or [], schemas)  # type: ignore[arg-type]
 
     @property
     def tools(self) -> list[Tool]:
@@ -508,6 +544,61 @@ class ToolUseMixin:
         """Add (or, with ``None``, remove) functions this agent executes, by name."""
         for tool_name, function in function_map.items():
             self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
+
+
+def _transfer_reply(
+    handoffs: Handoffs, call: dict[str, Any], chat: Chat, check: HandoffCheck | None
+) -> dict[str, Any] | None:
+    """The tool reply to a message's only tool call when it calls one of the agent's ``transfer_to_...``
+    tools without arguments, in a chat nobody listens to (as running the tool would make it); ``None``
+    for any other call."""
+    function = call.get("function") or {}
+    name: str = function.get("name") or ""
+    transfer = handoffs._transfers.get(name)
+    if transfer is None:
+        return None
+    tool, func, target = transfer
+    if handoffs._by_name.get(name) is not tool or tool.func is not func:
+        return None
+    if function.get("arguments") not in _NO_ARGUMENTS:
+        return None
+    problem = None if check is None else check(target)
+    state = chat.state
+    if problem is None:
+        content = f"Transferred to {target.display_name()}."
+        state.handoff = target
+        chat.handoff_tool = name
+    else:
+        content = f"Error: {name} cannot hand off: {problem}"
+        state.handoff = None
+    response = {"role": "tool", "content": content}
+    call_id = call.get("id")
+    if call_id is not None:
+        response["tool_call_id"] = call_id
+    return Reply(role="tool", tool_responses=[response], content=content)
+
+
+_NO_ARGUMENTS = ("{}", None, "")
+"""The arguments of a call to a tool without parameters that need no decoding."""
+
+
+def _quiet_tool_reply(outcome: ToolOutcome, chat: Chat) -> dict[str, Any]:
+    """:meth:`ToolUseMixin._tool_reply` for the outcome of a message's only tool call, in a chat nobody
+    listens to."""
+    state = chat.state
+    if outcome.context_set or outcome.context_removed:
+        context = state.context_variables
+        context.update(outcome.context_set)
+        for key in outcome.context_removed:
+            context.pop(key, None)
+    handoff = state.handoff = outcome.handoff
+    if handoff is not None:
+        chat.handoff_tool = outcome.name
+    content = outcome.content
+    response = {"role": "tool", "content": content}
+    if outcome.call_id is not None:
+        response["tool_call_id"] = outcome.call_id
+    return Reply(role="tool", tool_responses=[response], content=content)
 
 
 def _handoff_check(chat: Chat | None) -> HandoffCheck | None:

@@ -175,7 +175,9 @@ class Tool:
         Raises:
             ValueError: the arguments are not a JSON object or fail validation; the message says why.
         """
-        if arguments is None or arguments == "" or (arguments == "{}" and self._arguments_model is None):
+        if self._arguments_model is None and (arguments == "{}" or arguments is None or arguments == ""):
+            return {}
+        if arguments is None or arguments == "":
             decoded: Any = {}
         elif isinstance(arguments, str):
             try:

@@ -161,6 +161,10 @@ class Handoffs:
     version: int = 0
     _tools: list[Tool] = field(default_factory=list)
     _by_name: dict[str, Tool] = field(default_factory=dict)
+    # each transfer tool by name, with the function it was made with and the target that returns
+    _transfers: dict[str, tuple[Tool, Callable[[], TransitionTarget], TransitionTarget]] = field(
+        default_factory=dict
+    )
     _unconditional: bool = True
     _dynamic: bool = False
     _offered: dict[tuple[int, tuple[bool, ...]], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = field(
@@ -181,15 +185,11 @@ class Handoffs:
         self._unconditional = self._unconditional and condition.available is None
         self._dynamic = self._dynamic or condition.is_dynamic
         description = condition.prompt if isinstance(condition.prompt, str) else ""
-        tool = Tool(
-            _transfer(condition.target),
-            name=name[:64],
-            description=description,
-            in_thread=False,
-            timeout=NO_LIMIT,
-        )
+        transfer = _transfer(condition.target)
+        tool = Tool(transfer, name=name[:64], description=description, in_thread=False, timeout=NO_LIMIT)
         self._tools.append(tool)
         self._by_name[tool.name] = tool
+        self._transfers[tool.name] = (tool, transfer, condition.target)
         self._offered = {}
         self._always = None
         self.version += 1

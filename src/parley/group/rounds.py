@@ -34,14 +34,13 @@ class SwarmLimits:
     def check(self, chat: Chat) -> StopReason | None:
         state = chat.state
         rounds = state.rounds
-        count = rounds - state.tool_result_rounds
         message = state.messages[-1]
-        if (count >= self.limit or rounds >= self.cap) and not (
-            count == self.limit and message.get("tool_calls")
-        ):
-            return StopReason(
-                StopKind.MAX_ROUND, f"Maximum rounds ({self.limit}) reached", state.last_speaker
-            )
+        if rounds - state.tool_result_rounds >= self.limit or rounds >= self.cap:
+            count = rounds - state.tool_result_rounds
+            if not (count == self.limit and message.get("tool_calls")):
+                return StopReason(
+                    StopKind.MAX_ROUND, f"Maximum rounds ({self.limit}) reached", state.last_speaker
+                )
         if self.default_check:
             content = message.get("content")
             if content is None or (content != "TERMINATE" and type(content) is str):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from parley.agent import ConversableAgent
@@ -13,7 +15,7 @@ from parley.exceptions import AgentNameConflictError
 from parley.group.context_handoffs import enable_context_conditions
 from parley.group.context_variables import ContextVariables
 from parley.group.rounds import SwarmLimits
-from parley.group.targets import AGENT_TARGETS, GroupManagerTarget, TransitionTarget
+from parley.group.targets import AGENT_TARGETS, AgentTarget, GroupManagerTarget, TransitionTarget
 from parley.group.tool_execution import enable_own_tool_execution
 from parley.group.transit import Transit
 from parley.group.transitions import HandoffRule
@@ -61,10 +63,14 @@ async def run_group(
     transit: set[str] = set()
     for agent in members:
         enable_own_tool_execution(agent)
-        enable_context_conditions(agent)
-        _forget_earlier_groups(agent)
-        if exclude_transit_message and agent._handoffs is not None:
-            transit |= agent._handoffs.transit_tool_names()
+        handoffs = agent._handoffs
+        if handoffs is not None:
+            if handoffs.context_conditions:
+                enable_context_conditions(agent)
+            if exclude_transit_message:
+                transit.update(handoffs._by_name)
+        if agent._views:
+            _forget_earlier_groups(agent)
     starter = user_agent or _outside_user()
     with durability(store, chat_id) as durable:
         chat = Chat(
@@ -131,6 +137,8 @@ def run_group_sync(**kwargs: Any) -> GroupOutcome:
     return run_sync(run_group(sync=True, **kwargs))
 
 
+_agent_name = operator.attrgetter("_name")
+
 OUTSIDE_USER = "_User"
 """The name of whoever says the first message of a swarm without a user agent (not in the history)."""
 
@@ -153,14 +161,27 @@ def _history(chat: Chat, starter: ConversableAgent, user_agent: ConversableAgent
 
 def _as_seen_by(starter: ConversableAgent, chat: Chat) -> list[Message]:
     """The chat as its starter saw it: its own messages as ``assistant``; the outside user's unnamed."""
-    name = starter.name
+    name = starter._name
     own = _unnamed if name == OUTSIDE_USER else as_own
-    return [own(message) if message["name"] == name else message for message in chat.messages]
+    messages = chat.messages
+    seen = list(messages)
+    names = list(map(_message_name, messages))
+    index = -1
+    while True:
+        try:
+            index = names.index(name, index + 1)
+        except ValueError:
+            return seen
+        seen[index] = own(seen[index])
+
+
+_message_name = operator.itemgetter("name")
 
 
 def _unnamed(message: Message) -> Message:
     """The outside user's message as the history shows it: the starter's own, without a name."""
-    unnamed = {key: value for key, value in message.items() if key != "name"}
+    unnamed = dict(message)
+    unnamed.pop("name", None)
     if unnamed["role"] == "user":
         unnamed["role"] = "assistant"
     return unnamed
@@ -185,7 +206,7 @@ def _swarm_manager(
         raise ValueError(
             "'groupchat' cannot be specified in swarm_manager_args as it is set by initiate_swarm_chat"
         )
-    groupchat = GroupChat(list(members), messages=[], max_round=max_rounds)
+    groupchat = GroupChat._of_checked(list(members), max_rounds)
     manager = GroupChatManager(groupchat, **manager_args)
     manager._runs_swarm = True
     return manager
@@ -211,16 +232,17 @@ def _checked_agents(
         raise ValueError(f"initial_agent must be a ConversableAgent, not {initial_agent!r}")
     if not isinstance(agents, list | tuple) or not agents:
         raise ValueError("agents must be a non-empty list of agents")
-    for agent in agents:
-        if not isinstance(agent, ConversableAgent):
-            raise ValueError(f"agents must be a list of ConversableAgents, not {agent!r}")
+    if not all(map(isinstance, agents, repeat(ConversableAgent))):
+        for agent in agents:
+            if not isinstance(agent, ConversableAgent):
+                raise ValueError(f"agents must be a list of ConversableAgents, not {agent!r}")
     if user_agent is not None and not isinstance(user_agent, ConversableAgent):
         raise ValueError(f"user_agent must be a ConversableAgent, not {user_agent!r}")
-    names = [agent.name for agent in agents] + ([user_agent.name] if user_agent is not None else [])
-    duplicates = (
-        sorted({name for name in names if names.count(name) > 1}) if len(set(names)) < len(names) else []
-    )
-    if duplicates:
+    names = list(map(_agent_name, agents))
+    if user_agent is not None:
+        names.append(user_agent._name)
+    if len(set(names)) < len(names):
+        duplicates = sorted({name for name in names if names.count(name) > 1})
         raise AgentNameConflictError(f"agent names must be unique in a chat; repeated: {duplicates}")
     if OUTSIDE_USER in names:
         raise ValueError(
@@ -241,20 +263,27 @@ def _checked_agents(
 
 def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
     _check_target(rule, rule.after_work, "the chat's after_work")
+    by_manager = isinstance(rule.after_work, GroupManagerTarget)
+    reachable = rule._reachable
     for agent in agents:
-        handoffs = agent.handoffs
-        _check_target(rule, handoffs.after_work, "after-work", agent)
+        handoffs = agent._handoffs
+        if handoffs is None:
+            continue
+        after_work = handoffs.after_work
+        if after_work is not None:
+            _check_target(rule, after_work, "after-work", agent)
+            by_manager = by_manager or isinstance(after_work, GroupManagerTarget)
         for condition in handoffs.llm_conditions:
-            _check_target(rule, condition.target, "handoff", agent)
+            target = condition.target
+            if type(target) is not AgentTarget or reachable.get(target.agent._name) is not target.agent:
+                _check_target(rule, target, "handoff", agent)
         for context_condition in handoffs.context_conditions:
             _check_target(rule, context_condition.target, "context handoff", agent)
-    if rule.manager.client is None:
-        targets = [rule.after_work, *(agent.handoffs.after_work for agent in agents)]
-        if any(isinstance(target, GroupManagerTarget) for target in targets):
-            raise ValueError(
-                "an after-work is SWARM_MANAGER, which needs the swarm manager's model: give it one with "
-                "swarm_manager_args={'llm_config': ...}"
-            )
+    if by_manager and rule.manager.client is None:
+        raise ValueError(
+            "an after-work is SWARM_MANAGER, which needs the swarm manager's model: give it one with "
+            "swarm_manager_args={'llm_config': ...}"
+        )
 
 
 def _check_target(

@@ -37,11 +37,11 @@ class AgentTarget(TransitionTarget):
     agent: ConversableAgent
 
     def display_name(self) -> str:
-        return self.agent.name
+        return self.agent._name
 
     @property
     def agent_name(self) -> str:
-        return self.agent.name
+        return self.agent._name
 
 
 @dataclass(frozen=True)

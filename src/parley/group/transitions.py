@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from parley.agent import ConversableAgent
     from parley.engine import Chat
     from parley.groupchat import GroupChatManager
+
+
+_agent_name = operator.attrgetter("_name")
 
 
 class _ManagerChoice:
@@ -68,8 +72,13 @@ class HandoffRule:
         manager: GroupChatManager,
     ) -> None:
         self.agents = list(agents)
-        self.by_name = {agent.name: agent for agent in self.agents}
+        self.by_name: dict[str, ConversableAgent] = dict(
+            zip(map(_agent_name, self.agents), self.agents, strict=True)
+        )
         self._members = set(self.agents)
+        self._reachable = dict(self.by_name)
+        if user_agent is not None:
+            self._reachable.setdefault(user_agent._name, user_agent)
         self.initial_agent = initial_agent
         self.user_agent = user_agent
         self.after_work = after_work
@@ -102,6 +111,10 @@ class HandoffRule:
             handoff = chat.take_handoff()
             if handoff is None:
                 return speaker
+            if type(handoff) is AgentTarget:
+                agent = handoff.agent
+                if self._reachable.get(agent._name) is agent:
+                    return self._hand(speaker, agent, chat, "handoff") if chat.listeners else agent
             choice = self.resolve(as_target(handoff, what="a handoff"), speaker, chat, via="handoff")
         elif chat.state.handoff is not None:
             target = as_target(chat.take_handoff(), what="a handoff")
@@ -127,6 +140,10 @@ class HandoffRule:
     ) -> ConversableAgent | StopReason | _ManagerChoice:
         """The agent ``target`` names, or why the chat ends there (or that the manager's model is to
         choose)."""
+        if type(target) is AgentTarget:
+            agent = target.agent
+            if self._reachable.get(agent._name) is agent:
+                return self._hand(speaker, agent, chat, via)
         known = self._agents_for.get(target) if isinstance(target, AGENT_TARGETS) else None
         if known is not None:
             return self._hand(speaker, known, chat, via)
@@ -160,6 +177,10 @@ class HandoffRule:
         Raises:
             ValueError: the agent is not in the chat.
         """
+        if type(target) is AgentTarget:
+            agent = target.agent
+            if self._reachable.get(agent._name) is agent:
+                return agent
         known = self._agents_for.get(target)
         if known is not None:
             return known
@@ -188,6 +209,10 @@ class HandoffRule:
                 the chat with the error; a ``transfer_to_...`` tool the model invents is answered with a
                 tool message instead, as any unknown tool is).
         """
+        if type(handoff) is AgentTarget:
+            agent = handoff.agent
+            if self._reachable.get(agent._name) is agent:
+                return None
         try:
             if handoff in self._handoff_checked:
                 return None

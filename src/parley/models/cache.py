@@ -14,7 +14,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from contextvars import ContextVar, Token
 from pathlib import Path
 from types import TracebackType
@@ -198,14 +198,18 @@ active_cache: ContextVar[Cache | None] = ContextVar("parley_active_cache", defau
 """The cache every model call in this context uses before any ``cache_seed``, or ``None``."""
 
 
-@contextmanager
-def using_cache(cache: Cache | None) -> Iterator[Cache | None]:
-    """Make ``cache`` the active cache for the duration of the block (``None`` changes nothing)."""
+def using_cache(cache: Cache | None) -> AbstractContextManager[Cache | None]:
+    """A context manager making ``cache`` the active cache for the duration of the block (``None``
+    changes nothing)."""
     if cache is None:
-        yield active_cache.get()
-        return
+        return nullcontext(active_cache.get())
     if not isinstance(cache, Cache):
         raise TypeError(f"cache must be a parley Cache (such as Cache.disk(...)), not {type(cache).__name__}")
+    return _active(cache)
+
+
+@contextmanager
+def _active(cache: Cache) -> Iterator[Cache | None]:
     token = active_cache.set(cache)
     try:
         yield cache

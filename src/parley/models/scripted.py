@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
-from parley.messages import Message, MessageSequence
+from parley.messages import Message, MessageSequence, joined_item
 from parley.models.base import ModelError, ModelResponse, Usage
 
 _call_ids = itertools.count(1)
@@ -78,13 +78,7 @@ class RecordedMessages(Sequence[Message]):
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
             return list(self)[index]
-        size = len(self)
-        if index < 0:
-            index += size
-        if not 0 <= index < size:
-            raise IndexError("message index out of range")
-        head = len(self._head)
-        return self._head[index] if index < head else self._tail[index - head]
+        return joined_item(self._head, self._tail, len(self), index)
 
     def __iter__(self) -> Iterator[Message]:
         yield from self._head
