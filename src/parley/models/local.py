@@ -25,6 +25,7 @@ calls to one loaded model take turns.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import io
 import json
@@ -88,6 +89,18 @@ class LocalStats:
 
 _loaded: dict[tuple[Any, ...], Loaded] = {}
 _loading = threading.Lock()
+
+
+@atexit.register
+def _free_loaded_models() -> None:
+    """Free the loaded models at exit while llama.cpp can still do it (its own finalizers, run later,
+    find its library functions gone and print errors)."""
+    with _loading:
+        for loaded in _loaded.values():
+            close = getattr(loaded.llama, "close", None)
+            if callable(close):
+                close()
+        _loaded.clear()
 
 
 class LocalModel:
