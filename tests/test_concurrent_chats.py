@@ -4,6 +4,7 @@ it gives alone."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 from parley import (
@@ -21,6 +22,7 @@ from parley import (
     a_initiate_swarm_chat,
     tool_call,
 )
+from parley.engine import Chat
 from parley.models import ModelResponse, Usage
 
 
@@ -183,3 +185,35 @@ async def test_usage_of_each_chat_is_its_own_and_agents_sum_them():
     assert short.cost["usage_including_cached_inference"]["m"]["prompt_tokens"] == 2
     assert long.cost["usage_including_cached_inference"]["m"]["prompt_tokens"] == 11
     assert assistant.get_total_usage()["m"]["prompt_tokens"] == 13
+
+
+async def test_agents_that_served_many_chats_keep_only_their_latest():
+    """A set of agents serving chat after chat (a web service's) holds on to none of the earlier ones:
+    the chats, their swarm managers and their messages are freed."""
+
+    def reply(request: ModelRequest) -> Any:
+        if request.messages[-1].get("role") == "tool":
+            return "Done."
+        return [tool_call("transfer_to_billing")]
+
+    triage = SwarmAgent("triage", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+    billing = SwarmAgent(
+        "billing", llm_config=FunctionModel(lambda request: "Paid."), human_input_mode="NEVER"
+    )
+    triage.register_hand_off(OnCondition(billing, "Billing."))
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=FunctionModel(lambda request: "ok"))
+
+    def chats_alive() -> int:
+        gc.collect()
+        return sum(1 for thing in gc.get_objects() if isinstance(thing, Chat))
+
+    before = chats_alive()
+    for number in range(20):
+        result, _, _ = await a_initiate_swarm_chat(triage, f"ticket {number}", [triage, billing], silent=True)
+        assert result.summary == "Paid."
+        await user.a_initiate_chat(assistant, f"question {number}", max_turns=1, silent=True)
+
+    # each agent keeps its latest chat (AG2's read APIs read it): 2 chats, whatever the number served
+    assert chats_alive() - before <= 2

@@ -270,9 +270,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
         """The auto-reply limit, for ``sender`` if given."""
-        if sender is None:
+        limits = self._max_consecutive_auto_reply_dict
+        if sender is None or sender not in limits:
             return self._max_consecutive_auto_reply
-        return self._max_consecutive_auto_reply_dict[sender]
+        return limits[sender]
 
     def update_max_consecutive_auto_reply(self, value: int, sender: Agent | None = None) -> None:
         """Change the auto-reply limit, for all senders or one."""
@@ -702,7 +703,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if not isinstance(sender, ConversableAgent):
             check_protocol_agent(sender, "sender")
             self._view(sender).add(to_logged(message, sender.name, parameter="message"))
-            if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+            if request_reply is False or (request_reply is None and not self.reply_at_receive.get(sender, False)):
                 return
             reply = await self.a_generate_reply(self._view(sender).messages, sender)
             if reply is not None:
@@ -722,12 +723,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Take a message from an agent outside the engine into this agent's view; the reply, if asked."""
         check_protocol_agent(sender, "sender")
         self._view(sender).add(to_logged(message, sender.name, parameter="message"))
-        if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+        if request_reply is False or (request_reply is None and not self.reply_at_receive.get(sender, False)):
             return None
         return self.generate_reply(self._view(sender).messages, sender)
 
     def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
-        requested = request_reply if request_reply is not None else recipient.reply_at_receive[self]
+        requested = request_reply if request_reply is not None else recipient.reply_at_receive.get(self, False)
         rule = RepliesOnReceive(self, recipient, requested=bool(requested))
         return self._conversation(recipient, rule, silent)
 

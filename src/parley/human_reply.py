@@ -29,6 +29,7 @@ class HumanReplyMixin:
     _max_consecutive_auto_reply_dict: defaultdict[Agent | None, int]
 
     _view_messages: Callable[[Agent | None], list[Message]]
+    max_consecutive_auto_reply: Callable[[Agent | None], int]
     _auto_replies: Callable[[Agent | None], tuple[dict[Any, int], Any]]
 
     def check_termination_and_human_reply(
@@ -66,7 +67,7 @@ class HumanReplyMixin:
         if not messages:
             return False, None
         message = messages[-1]
-        limit = self._max_consecutive_auto_reply_dict[sender]
+        limit = self.max_consecutive_auto_reply(sender)
         chat = current_chat.get()
         if chat is not None:
             counters: dict[Any, int] = chat.state.auto_replies
@@ -93,7 +94,7 @@ class HumanReplyMixin:
         if message is None:
             return False, None
         sender_name = "the sender" if sender is None else sender.name
-        limit = self._max_consecutive_auto_reply_dict[sender]
+        limit = self.max_consecutive_auto_reply(sender)
         counters, key = self._auto_replies(sender)
         terminate = self._is_termination_msg(message)
         if self.human_input_mode == "ALWAYS":
