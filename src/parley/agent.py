@@ -703,7 +703,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if not isinstance(sender, ConversableAgent):
             check_protocol_agent(sender, "sender")
             self._view(sender).add(to_logged(message, sender.name, parameter="message"))
-            if request_reply is False or (request_reply is None and not self.reply_at_receive.get(sender, False)):
+            if request_reply is False or (
+                request_reply is None and not self.reply_at_receive.get(sender, False)
+            ):
                 return
             reply = await self.a_generate_reply(self._view(sender).messages, sender)
             if reply is not None:
@@ -728,7 +730,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return self.generate_reply(self._view(sender).messages, sender)
 
     def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
-        requested = request_reply if request_reply is not None else recipient.reply_at_receive.get(self, False)
+        requested = (
+            request_reply if request_reply is not None else recipient.reply_at_receive.get(self, False)
+        )
         rule = RepliesOnReceive(self, recipient, requested=bool(requested))
         return self._conversation(recipient, rule, silent)
 
