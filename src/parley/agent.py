@@ -1034,7 +1034,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         from parley.run_response import RunResponse
 
         plan = self._run_plan(
-            recipient, clear_history, silent, max_turns, summary_method, summary_args, message, kwargs
+            recipient, clear_history, cache, max_turns, summary_method, summary_args, message, kwargs
         )
         executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
 
@@ -1071,7 +1071,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         from parley.run_response import AsyncRunResponse
 
         plan = self._run_plan(
-            recipient, clear_history, silent, max_turns, summary_method, summary_args, message, kwargs
+            recipient, clear_history, cache, max_turns, summary_method, summary_args, message, kwargs
         )
         executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
 
@@ -1091,7 +1091,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self,
         recipient: Any,
         clear_history: bool,
-        silent: bool | None,
+        cache: Any,
         max_turns: int | None,
         summary_method: SummaryMethod,
         summary_args: dict[str, Any] | None,
@@ -1102,6 +1102,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         plan: dict[str, Any] = {
             "message": message,
             "clear_history": clear_history,
+            "cache": cache,
             "max_turns": max_turns,
             "summary_method": summary_method,
             "summary_args": summary_args,

@@ -314,6 +314,31 @@ def test_chats_in_a_cache_block_are_answered_from_it(server, tmp_path):
     assert active_cache.get() is None
 
 
+def test_initiate_chat_answers_from_the_cache_it_is_given(server, tmp_path):
+    server.script(completion("Paris."), completion("Paris again."))
+    assistant = assistant_for(server)
+    cache = Cache.disk(cache_seed=4, cache_path_root=str(tmp_path))
+
+    first = user().initiate_chat(assistant, "Capital of France?", max_turns=1, silent=True, cache=cache)
+    second = user().initiate_chat(assistant, "Capital of France?", max_turns=1, silent=True, cache=cache)
+
+    assert (first.summary, second.summary, len(server.requests)) == ("Paris.", "Paris.", 1)
+    assert cache.cache.count() == 1
+
+
+def test_run_answers_from_the_cache_it_is_given(server, tmp_path):
+    server.script(completion("Paris."), completion("Paris again."))
+    assistant = assistant_for(server)
+    cache = Cache.disk(cache_seed=3, cache_path_root=str(tmp_path))
+
+    first = user().run(assistant, message="Capital of France?", max_turns=1, cache=cache)
+    assert first.summary == "Paris."  # a run goes on in a thread of its own: wait for it
+    second = user().run(assistant, message="Capital of France?", max_turns=1, cache=cache)
+
+    assert (second.summary, len(server.requests)) == ("Paris.", 1)
+    assert cache.cache.count() == 1
+
+
 def test_a_disk_cache_outlives_the_block_and_the_object(server, tmp_path):
     server.script(completion("Paris."), completion("Paris again."))
     assistant = assistant_for(server)
