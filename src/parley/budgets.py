@@ -186,7 +186,7 @@ class Budgets:
         for message in log[self._counted :]:
             content = message.get("content")
             if type(content) is str and len(message) <= 3:
-                total += (len(content) if content.isascii() else len(content.encode())) + _PLAIN_MESSAGE
+                total += _text_bytes(content) + _PLAIN_MESSAGE
             else:
                 total += _logged_bound(message)
         self.log_bytes += total
@@ -279,13 +279,14 @@ def _logged_bound(message: Message) -> int:
 
 
 def _text_bytes(text: str) -> int:
+    """The UTF-8 size of ``text`` (its length when it is ASCII, without encoding it)."""
     return len(text) if text.isascii() else len(text.encode())
 
 
 def _message_bound(message: Message) -> int:
     content = message.get("content")
     if type(content) is str:
-        total = len(content) if content.isascii() else len(content.encode())
+        total = _text_bytes(content)
     elif content is None:
         total = 0
     else:

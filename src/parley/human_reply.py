@@ -45,9 +45,8 @@ class HumanReplyMixin:
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """Async twin of :meth:`check_termination_and_human_reply`."""
-        if self.human_input_mode == "NEVER":
-            return self._check_without_human(messages, sender)
-        return await self._check_with_human(messages, sender, sync=False)
+        outcome = self._check_in_async_chain(messages, sender)
+        return outcome if type(outcome) is tuple else await outcome
 
     def _check_in_async_chain(
         self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
@@ -62,11 +61,9 @@ class HumanReplyMixin:
         self, messages: list[Message] | None, sender: Agent | None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """``NEVER`` mode: end at the auto-reply limit or on a termination message, else auto-reply."""
-        if messages is None:
-            messages = self._view_messages(sender)
-        if not messages:
+        message = self._last_received(messages, sender)
+        if message is None:
             return False, None
-        message = messages[-1]
         limit = self.max_consecutive_auto_reply(sender)
         chat = current_chat.get()
         if chat is not None:

@@ -18,7 +18,7 @@ from parley.agent_base import Agent, check_protocol_agent
 from parley.engine import Alternating, Chat
 from parley.events import Listener
 from parley.messages import Message
-from parley.reply_chain import reply_entry
+from parley.reply_chain import ReplyChain, reply_entry
 from parley.termination import max_turns_condition
 
 
@@ -41,9 +41,9 @@ class ProtocolPeer(ConversableAgent):
             description=str(getattr(agent, "description", "") or ""),
         )
         self.agent = agent
-        self._reply_func_list = [
-            reply_entry([Agent, None], _protocol_reply, None, None, False, async_twin=_a_protocol_reply)
-        ]
+        self._reply_func_list = ReplyChain(
+            [reply_entry([Agent, None], _protocol_reply, None, None, False, async_twin=_a_protocol_reply)]
+        )
 
     def _chat_started_by(
         self,

@@ -94,55 +94,58 @@ class ReplyChain(list[dict[str, Any]]):
         self.plain_sync: PlainChain | None = None
         self.plain_async: PlainChain | None = None
 
+    def _forget(self) -> None:
+        self.plain_sync = self.plain_async = None
+
     def append(self, entry: dict[str, Any]) -> None:
         super().append(entry)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def insert(self, index: Any, entry: dict[str, Any]) -> None:
         super().insert(index, entry)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def extend(self, entries: Any) -> None:
         super().extend(entries)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def remove(self, entry: dict[str, Any]) -> None:
         super().remove(entry)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def pop(self, index: Any = -1) -> dict[str, Any]:
         entry = super().pop(index)
-        self.plain_sync = self.plain_async = None
+        self._forget()
         return entry
 
     def clear(self) -> None:
         super().clear()
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
         super().sort(*args, **kwargs)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def reverse(self) -> None:
         super().reverse()
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def __setitem__(self, index: Any, value: Any) -> None:
         super().__setitem__(index, value)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def __delitem__(self, index: Any) -> None:
         super().__delitem__(index)
-        self.plain_sync = self.plain_async = None
+        self._forget()
 
     def __iadd__(self, entries: Any) -> ReplyChain:  # type: ignore[override,misc]
         super().__iadd__(entries)
-        self.plain_sync = self.plain_async = None
+        self._forget()
         return self
 
     def __imul__(self, times: Any) -> ReplyChain:  # type: ignore[misc]
         super().__imul__(times)
-        self.plain_sync = self.plain_async = None
+        self._forget()
         return self
 
 
