@@ -116,3 +116,53 @@ def test_the_lease_file_is_closed_once_no_store_uses_it(tmp_path: Path):
         store.close()
 
     assert len(os.listdir("/proc/self/fd")) == descriptors
+
+
+_VERSION_1 = (
+    "CREATE TABLE parley_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "INSERT INTO parley_meta VALUES ('schema_version', '1')",
+    """CREATE TABLE parley_chats (chat_id TEXT PRIMARY KEY, created_at REAL NOT NULL,
+        updated_at REAL NOT NULL, record_count INTEGER NOT NULL, first_kind TEXT NOT NULL,
+        last_kind TEXT NOT NULL)""",
+    """CREATE TABLE parley_records (chat_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
+        data TEXT NOT NULL, PRIMARY KEY (chat_id, seq))""",
+    """CREATE TABLE parley_leases (chat_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL,
+        since REAL NOT NULL)""",
+    "INSERT INTO parley_chats VALUES ('old', 1700000000.0, 1700000060.0, 2, 'chat_started', 'message')",
+    "INSERT INTO parley_records VALUES ('old', 0, 'chat_started', '{\"kind\":\"chat_started\"}')",
+    "INSERT INTO parley_records VALUES ('old', 1, 'message', '{\"kind\":\"message\"}')",
+)
+
+
+@pytest.mark.parametrize("reader", [False, True], ids=["writer", "reader"])
+def test_a_store_of_schema_version_1_is_brought_up_to_date_and_keeps_its_chats(tmp_path: Path, reader: bool):
+    import sqlite3
+    from datetime import UTC, datetime
+
+    from parley.store import SCHEMA_VERSION
+
+    path = tmp_path / "chats.db"
+    with sqlite3.connect(path) as connection:
+        for statement in _VERSION_1:
+            connection.execute(statement)
+
+    store = open_store(f"sqlite:///{path}", create=not reader)
+    [info] = store.list_chats()
+    assert (info.chat_id, info.record_count, info.first_kind, info.last_kind) == (
+        "old",
+        2,
+        "chat_started",
+        "message",
+    )
+    assert info.created_at == datetime.fromtimestamp(1700000000.0, UTC)
+    assert info.updated_at == datetime.fromtimestamp(1700000060.0, UTC)
+    assert [(record.seq, record.kind) for record in store.load("old")] == [
+        (0, "chat_started"),
+        (1, "message"),
+    ]
+    with store.open("old") as log:
+        log.append([message_record(2)])
+    assert store.list_chats()[0].record_count == 3
+    version = store._connection.execute("SELECT value FROM parley_meta").fetchone()
+    store.close()
+    assert version == (str(SCHEMA_VERSION),)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from parley.store import (
+    SCHEMA_VERSION,
     ChatInUseError,
     ChatLog,
     ChatStore,
@@ -199,13 +200,16 @@ def test_a_record_survives_the_process_being_killed_right_after_append_returns(
 
 def test_a_store_written_by_a_newer_schema_version_is_refused(store: ChatStore, store_url: str):
     store.close()
-    _set_schema_version(store_url, 2)
+    newer = SCHEMA_VERSION + 1
+    _set_schema_version(store_url, newer)
     try:
-        with pytest.raises(StoreVersionError, match="schema version 2, newer than version 1") as caught:
+        with pytest.raises(
+            StoreVersionError, match=f"schema version {newer}, newer than version {SCHEMA_VERSION}"
+        ) as caught:
             open_store(store_url)
-        assert (caught.value.found, caught.value.supported) == (2, 1)
+        assert (caught.value.found, caught.value.supported) == (newer, SCHEMA_VERSION)
     finally:
-        _set_schema_version(store_url, 1)
+        _set_schema_version(store_url, SCHEMA_VERSION)
     open_store(store_url).close()
 
 

@@ -17,8 +17,9 @@ from typing import Protocol, runtime_checkable
 
 from parley.store.errors import Holder
 
-SCHEMA_VERSION = 1
-"""The version of the tables this parley writes; a store written by a newer one is refused."""
+SCHEMA_VERSION = 2
+"""The version of the tables this parley writes; a store written by a newer one is refused, and one
+written by an older one is brought up to date when it is opened."""
 
 
 class Durability(StrEnum):

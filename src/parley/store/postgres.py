@@ -218,6 +218,11 @@ class PostgresStore:
                     version = SCHEMA_VERSION
                 if version > SCHEMA_VERSION:
                     raise StoreVersionError(self.url, version, SCHEMA_VERSION)
+                if version < SCHEMA_VERSION:  # version 2 changed only SQLite's tables
+                    connection.execute(
+                        "UPDATE parley_meta SET value = %s WHERE key = 'schema_version'",
+                        (str(SCHEMA_VERSION),),
+                    )
                 if create:
                     for statement in _TABLES:
                         connection.execute(statement)

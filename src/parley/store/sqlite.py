@@ -40,39 +40,48 @@ from parley.store.lease_files import LeaseFile, stop_using, use_lease_file
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to the same file before giving up."""
 
-_NOW = "(julianday('now') - 2440587.5) * 86400.0"  # seconds since 1970, to the millisecond
-_TABLES = (
-    """CREATE TABLE IF NOT EXISTS parley_chats (
-        chat_id TEXT PRIMARY KEY,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        record_count INTEGER NOT NULL,
-        first_kind TEXT NOT NULL,
-        last_kind TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS parley_records (
+_RECORDS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
         chat_id TEXT NOT NULL,
         seq INTEGER NOT NULL,
         kind TEXT NOT NULL,
         data TEXT NOT NULL,
-        PRIMARY KEY (chat_id, seq))""",
+        at REAL NOT NULL,
+        PRIMARY KEY (chat_id, seq)) WITHOUT ROWID"""
+# One b-tree, and nothing else written per record: an append is one page in the WAL. A chat's listing
+# (its count, first and last kinds, times) is read from its records when asked for.
+_TABLES = (
+    _RECORDS_TABLE.format(name="parley_records"),
     """CREATE TABLE IF NOT EXISTS parley_leases (
         chat_id TEXT PRIMARY KEY,
         pid INTEGER NOT NULL,
         host TEXT NOT NULL,
         since REAL NOT NULL)""",
-    # The chat's row follows its records inside SQLite: appending one record is then one statement,
-    # committed on its own, with no Python between the two tables.
-    f"""CREATE TRIGGER IF NOT EXISTS parley_record_appended AFTER INSERT ON parley_records
-    BEGIN
-        INSERT INTO parley_chats (chat_id, created_at, updated_at, record_count, first_kind, last_kind)
-        VALUES (NEW.chat_id, {_NOW}, {_NOW}, 1, NEW.kind, NEW.kind)
-        ON CONFLICT (chat_id) DO UPDATE SET
-            updated_at = excluded.updated_at,
-            record_count = record_count + 1,
-            last_kind = excluded.last_kind;
-    END""",
 )
-_INSERT_RECORD = "INSERT INTO parley_records (chat_id, seq, kind, data) VALUES (?, ?, ?, ?)"
+_FROM_VERSION_1 = (
+    _RECORDS_TABLE.format(name="parley_records_2"),
+    """INSERT INTO parley_records_2 (chat_id, seq, kind, data, at)
+    SELECT r.chat_id, r.seq, r.kind, r.data,
+        CASE WHEN r.seq = (SELECT min(seq) FROM parley_records f WHERE f.chat_id = r.chat_id)
+            THEN c.created_at ELSE c.updated_at END
+    FROM parley_records r JOIN parley_chats c USING (chat_id)""",
+    "DROP TRIGGER IF EXISTS parley_record_appended",
+    "DROP TABLE parley_records",
+    "DROP TABLE parley_chats",
+    "ALTER TABLE parley_records_2 RENAME TO parley_records",
+)
+"""Version 1 kept a row per chat, updated by a trigger on every record; version 2 reads it from the
+records, each of which carries its time."""
+_INSERT_RECORD = "INSERT INTO parley_records (chat_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)"
+_LIST_CHATS = """
+SELECT c.chat_id, c.created, c.updated, c.count, f.kind, z.kind, l.pid, l.host, l.since
+FROM (SELECT chat_id, min(at) AS created, max(at) AS updated, count(*) AS count,
+             min(seq) AS first_seq, max(seq) AS last_seq
+      FROM parley_records GROUP BY chat_id) c
+JOIN parley_records f ON f.chat_id = c.chat_id AND f.seq = c.first_seq
+JOIN parley_records z ON z.chat_id = c.chat_id AND z.seq = c.last_seq
+LEFT JOIN parley_leases l ON l.chat_id = c.chat_id
+ORDER BY c.created, c.chat_id
+"""
 _SELECT_RECORDS = "SELECT seq, kind, data FROM parley_records WHERE chat_id = ? ORDER BY seq"
 
 
@@ -124,14 +133,17 @@ class SQLiteStore:
         return connection
 
     def _prepare(self, create: bool) -> None:
-        """WAL, the durability level, and the tables (created on first use); refuse newer schemas."""
+        """WAL, the durability level, and the tables (created on first use, brought up to date from an older
+        schema); refuse newer schemas."""
         connection = self._connection
         try:
             sync = "FULL" if self.durability is Durability.POWER else "NORMAL"
             connection.execute(f"PRAGMA synchronous = {sync}")
             if not create:
-                self._check_version(self._schema_version())
-                return
+                version = self._schema_version()
+                self._check_version(version)
+                if version == SCHEMA_VERSION:
+                    return
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("BEGIN IMMEDIATE")
             try:
@@ -146,6 +158,13 @@ class SQLiteStore:
                     )
                     version = SCHEMA_VERSION
                 self._check_version(version)
+                if version == 1:
+                    for statement in _FROM_VERSION_1:
+                        connection.execute(statement)
+                    connection.execute(
+                        "UPDATE parley_meta SET value = ? WHERE key = 'schema_version'",
+                        (str(SCHEMA_VERSION),),
+                    )
                 for statement in _TABLES:
                     connection.execute(statement)
                 connection.execute("COMMIT")
@@ -203,12 +222,7 @@ class SQLiteStore:
 
     def list_chats(self) -> list[ChatInfo]:
         """Every chat that has records, oldest first, with the live process running it, if any."""
-        rows = self._read(
-            "SELECT c.chat_id, c.created_at, c.updated_at, c.record_count, c.first_kind, c.last_kind, "
-            "l.pid, l.host, l.since FROM parley_chats c LEFT JOIN parley_leases l USING (chat_id) "
-            "ORDER BY c.created_at, c.rowid",
-            (),
-        )
+        rows = self._read(_LIST_CHATS, ())
         chats = []
         for chat_id, created, updated, count, first, last, pid, host, since in rows:
             holder = None
@@ -240,7 +254,8 @@ class SQLiteStore:
     # inside -------------------------------------------------------------------------------------------
 
     def _append(self, chat_id: str, records: Sequence[StoredRecord]) -> None:
-        rows = [(chat_id, record.seq, record.kind, record.data) for record in records]
+        at = time.time()
+        rows = [(chat_id, record.seq, record.kind, record.data, at) for record in records]
         with self._lock:
             self._check_open()
             connection = self._connection
