@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from parley.context_variables import ContextVariables
 from parley.timeouts import NO_LIMIT, ToolTimeout, a_call_with_timeout, call_with_timeout
 from parley.tools import Tool, ToolResult
 
@@ -347,10 +348,14 @@ async def _in_thread(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
 _ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
 
 
+_OWN_COPY = frozenset({dict, ContextVariables})
+"""Context types whose ``copy()`` keeps their type (``copy.copy`` gets there the long way)."""
+
+
 def private_copy(context: dict[str, Any]) -> dict[str, Any]:
     """A copy of the context that a tool may change, nested values included, without touching the chat's
     (values that cannot be deep-copied are shared)."""
-    copied = copy.copy(context)
+    copied = context.copy() if type(context) in _OWN_COPY else copy.copy(context)
     for key, value in context.items():
         if type(value) not in _ATOMIC:
             copied[key] = _deep(value)
