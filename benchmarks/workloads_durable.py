@@ -115,7 +115,8 @@ def shared_swarms(chats: int) -> dict[str, Any]:
 
         async def a_create(self, messages: Any, tools: Any = None, **params: Any) -> ModelResponse:
             await asyncio.sleep(MODEL_DELAY_S)
-            done = sum(1 for message in messages if message.get("role") == "tool")
+            last = messages[-1]  # after a tool's result "customer-N step K", K + 1 steps are done
+            done = int(last["content"].rsplit(" ", 1)[1]) + 1 if last.get("role") == "tool" else 0
             if done < SHARED_SWARM_STEPS - 1:
                 call = tool_call("note", {"step": done}, id=f"n{done}")
                 return ModelResponse({"role": "assistant", "content": None, "tool_calls": [call]})
@@ -157,6 +158,7 @@ def shared_swarms(chats: int) -> dict[str, Any]:
             mixed += 1
         if result.chat_history[-1]["content"] != f"done for {customer}":
             mixed += 1
+        check("tool results of a chat", len(tool_texts), SHARED_SWARM_STEPS - 1)
     check("chats whose transcript or context mixed with another's", mixed, 0)
     steps = chats * SHARED_SWARM_STEPS
     return outcome(timing.cpu_s, timing.wall_s, steps, chats=chats)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 
 from benchmarks import report, run, worker
 from benchmarks.measure import fresh_process, printing_to
-from benchmarks.spec import STEPS_PER_CHAT, WorkloadMismatch, check
+from benchmarks.spec import SHARED_SWARM_STEPS, STEPS_PER_CHAT, WorkloadMismatch, check
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,11 @@ from benchmarks.spec import STEPS_PER_CHAT, WorkloadMismatch, check
         ("start_silent", 1, 1),
         ("start_file", 2, 3),
         ("start_tty", 1, 1),
+        ("chat_sqlite", 3, 5),
+        ("resume", 20, 1),
+        ("shared_swarms", 3, 3 * SHARED_SWARM_STEPS),
+        ("tool_chat", 3, 3),
+        ("tool_chat_limits", 3, 3),
     ],
 )
 def test_each_parley_workload_runs_and_does_the_prescribed_work(workload: str, size: int, steps: int):
