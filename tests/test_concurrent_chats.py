@@ -20,6 +20,7 @@ from parley import (
     SwarmAgent,
     SwarmResult,
     a_initiate_swarm_chat,
+    initiate_swarm_chat,
     tool_call,
 )
 from parley.engine import Chat
@@ -217,3 +218,37 @@ async def test_agents_that_served_many_chats_keep_only_their_latest():
 
     # each agent keeps its latest chat (AG2's read APIs read it): 2 chats, whatever the number served
     assert chats_alive() - before <= 2
+
+
+def test_a_swarm_over_shared_agents_is_freed_as_soon_as_nothing_holds_it():
+    """A served chat forms no reference cycle with its swarm manager or the shared agents: once the
+    agents move on to the next chat, the earlier one is freed at once, without waiting for the cycle
+    collector (which, with a thousand chats at once, would otherwise walk them all again and again)."""
+
+    def reply(request: ModelRequest) -> Any:
+        if request.messages[-1].get("role") == "tool":
+            return "Done."
+        return [tool_call("transfer_to_billing")]
+
+    triage = SwarmAgent("triage", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+    billing = SwarmAgent(
+        "billing", llm_config=FunctionModel(lambda request: "Paid."), human_input_mode="NEVER"
+    )
+    triage.register_hand_off(OnCondition(billing, "Billing."))
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+
+    def alive() -> tuple[int, int]:  # objects not freed yet, collected or not
+        things = gc.get_objects()
+        return sum(isinstance(t, Chat) for t in things), sum(isinstance(t, GroupChatManager) for t in things)
+
+    initiate_swarm_chat(triage, "ticket 1", [triage, billing], silent=True)
+    gc.collect()
+    gc.disable()
+    try:
+        before = alive()  # the first chat, which the agents hold as their latest, and its manager
+        for number in range(2, 6):
+            result, _, _ = initiate_swarm_chat(triage, f"ticket {number}", [triage, billing], silent=True)
+            assert result.summary == "Paid."
+        assert alive() == before
+    finally:
+        gc.enable()

@@ -12,6 +12,7 @@ import inspect
 import itertools
 import os
 import re
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -171,7 +172,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._views: dict[Agent, View] = {}
         self._loose_auto_replies: defaultdict[Agent | None, int] = defaultdict(int)
         self._max_consecutive_auto_reply_dict: defaultdict[Agent | None, int] = defaultdict(
-            self.max_consecutive_auto_reply
+            _DefaultLimit(self)
         )
         self.reply_at_receive: defaultdict[Agent | None, bool] = defaultdict(bool)
         self._function_map: dict[str, Tool] = {}
@@ -1281,3 +1282,18 @@ def _with_carryover(message: Any, carryover: Any) -> Any:
     if isinstance(message, dict) and isinstance(message.get("content"), str):
         return {**message, "content": f"{message['content']}\nContext: \n{carryover}"}
     return message
+
+
+class _DefaultLimit:
+    """What a sender without a limit of its own gets: the agent's limit, read when asked. It holds the
+    agent weakly, so that an agent is not in a reference cycle through its own dict and an agent nobody
+    uses any more (a swarm's manager, say) is freed at once."""
+
+    __slots__ = ("_agent",)
+
+    def __init__(self, agent: ConversableAgent) -> None:
+        self._agent = weakref.ref(agent)
+
+    def __call__(self) -> int:
+        agent = self._agent()
+        return 0 if agent is None else agent._max_consecutive_auto_reply

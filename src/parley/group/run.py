@@ -110,6 +110,10 @@ async def run_group(
                 if partial is not None and partial.chat_id == chat.chat_id:
                     partial.chat_history = _history(chat, starter, user_agent)
                 raise
+            finally:
+                # the manager is the chat's own: without it pointing back, a chat nobody holds any
+                # more is freed at once rather than by the cycle collector
+                manager._last_chat = None
         if user_agent is not None:
             result = chat.result(chat.views[user_agent].messages)
         else:
