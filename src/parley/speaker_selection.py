@@ -15,7 +15,6 @@ single candidate speaks without asking anyone. Otherwise the method picks among 
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from operator import is_
@@ -272,6 +271,8 @@ class SpeakerSelection:
             self._why = "round robin: next in turn"
             return next_in_turn(groupchat.agents, last, candidates)
         if name == "random":
+            import random  # imported on use: few group chats choose at random
+
             self._why = "chosen at random"
             return random.choice(candidates)
         if name == "manual":

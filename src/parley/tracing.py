@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-from pathlib import Path
 from typing import Any, TextIO
 
 from parley.events import ChatEvent, Listener
@@ -30,6 +29,8 @@ class JsonlTrace:
     """Chats started inside a traced chat are traced too."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        from pathlib import Path  # imported on use: most chats are not traced
+
         self.path = Path(path)
         self._file: TextIO | None = None
         self._lock = threading.Lock()
@@ -66,7 +67,7 @@ _traces: dict[str, JsonlTrace] = {}
 
 def trace_to(path: str | os.PathLike[str]) -> JsonlTrace:
     """The trace writing to ``path`` (one per file in a process, so that its chats' lines do not mix)."""
-    key = str(Path(path).resolve())
+    key = os.path.realpath(path)
     trace = _traces.get(key)
     if trace is None:
         trace = _traces[key] = JsonlTrace(path)

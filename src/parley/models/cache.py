@@ -10,18 +10,19 @@ every request of a config list from its own seed, before and instead of any ``ca
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from contextvars import ContextVar, Token
-from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.messages import Message
 from parley.models.base import ModelResponse, Usage
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_CACHE_ROOT = ".cache"
 CACHE_FILE = "parley.sqlite"
@@ -31,6 +32,8 @@ class ResponseCache:
     """A disk cache of model responses for one ``cache_seed``; safe across threads and processes."""
 
     def __init__(self, seed: int | str, root: str | Path = DEFAULT_CACHE_ROOT) -> None:
+        from pathlib import Path  # imported on use: most chats never cache
+
         self.seed = seed
         self.path = Path(root) / str(seed) / CACHE_FILE
 
@@ -81,6 +84,8 @@ def request_key(
     """The cache key of one request to the model ``identity`` describes."""
     request = {"model": identity, "messages": list(messages), "tools": list(tools or ()), "params": params}
     encoded = json.dumps(request, sort_keys=True, ensure_ascii=False, default=_jsonable)
+    import hashlib
+
     return hashlib.sha256(encoded.encode()).hexdigest()
 
 
