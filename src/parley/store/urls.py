@@ -46,6 +46,9 @@ def parse_store_url(url: str) -> StoreURL:
     except ValueError as error:
         raise _malformed(redacted, str(error)) from None
     scheme = parts.scheme.lower()
+    known = scheme in SQLITE_SCHEMES or scheme in POSTGRES_SCHEMES or scheme == "memory"
+    if known and not url.strip()[len(scheme) + 1 :].startswith("//"):
+        raise _malformed(redacted, f"'{parts.scheme}:' is not followed by '//'")
     durability = _durability(redacted, query)
     if scheme in SQLITE_SCHEMES:
         return _sqlite(redacted, parts.netloc, parts.path, query, durability)
