@@ -300,7 +300,8 @@ def test_update_function_signature_and_update_tool_signature():
 
     agent.update_function_signature(signature, is_remove=False)
     assert agent.llm_config["functions"] == [signature]
-    agent.update_function_signature({**signature, "description": "d2"}, is_remove=False)
+    with pytest.warns(UserWarning, match="Function 'f' is being overridden."):
+        agent.update_function_signature({**signature, "description": "d2"}, is_remove=False)
     assert agent.llm_config["functions"] == [{**signature, "description": "d2"}]
     agent.update_tool_signature({"type": "function", "function": {**signature, "name": "g"}}, is_remove=False)
     model = scripted(agent, "ok")
@@ -520,3 +521,51 @@ def test_an_ag2_protocol_agent_is_a_chat_peer():
 def test_something_that_is_not_an_agent_is_named_in_the_error():
     with pytest.raises(TypeError, match=r"recipient must be an agent.*int lacks a string name"):
         quiet("u").initiate_chat(5, message="hi")
+
+
+def test_offering_a_tool_of_a_name_already_offered_warns_unless_told_not_to():
+    import warnings
+
+    agent = ConversableAgent("a", llm_config=dict(LLM))
+
+    def lookup(city: str) -> str:
+        return city
+
+    agent.register_for_llm(name="lookup", description="Look a city up.")(lookup)
+    with pytest.warns(UserWarning, match="Function 'lookup' is being overridden."):
+        agent.register_for_llm(name="lookup", description="Find a city.")(lookup)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent.register_for_llm(name="lookup", description="Again.", silent_override=True)(lookup)
+        agent.update_tool_signature(
+            {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}},
+            is_remove=False,
+            silent_override=True,
+        )
+    assert [tool["function"]["name"] for tool in agent.llm_config["tools"]] == ["lookup"]
+
+
+def test_register_function_names_a_caller_or_executor_that_is_no_agent_and_a_description_that_is_no_text():
+    from parley import register_function
+    from parley.tools import ToolDefinitionError
+
+    agent = ConversableAgent("a", llm_config=dict(LLM))
+
+    def lookup(city: str) -> str:
+        return city
+
+    with pytest.raises(TypeError, match="register_function's caller must be an agent, not None"):
+        register_function(lookup, caller=None, executor=agent, description="d")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="register_function's executor must be an agent, not 'b'"):
+        register_function(lookup, caller=agent, executor="b", description="d")  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match="a tool's description must be a string, not 5"):
+        register_function(lookup, caller=agent, executor=agent, description=5)  # type: ignore[arg-type]
+
+
+def test_initiate_chats_names_a_queue_that_is_not_a_list_of_dicts():
+    sender, recipient = quiet("s"), quiet("r")
+
+    with pytest.raises(TypeError, match="chat_queue must be a list of chats \\(dicts\\), not dict"):
+        sender.initiate_chats({"recipient": recipient, "message": "hi"})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="chat_queue\\[1\\] must be a dict, not 'hi'"):
+        sender.initiate_chats([{"recipient": recipient, "message": "x", "max_turns": 1}, "hi"])  # type: ignore[list-item]

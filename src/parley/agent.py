@@ -1185,7 +1185,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         (see :func:`parley.nested.initiate_chats`)."""
         from parley.nested import initiate_chats
 
-        return initiate_chats([{"sender": self, **chat} for chat in chat_queue], store=store, chat_id=chat_id)
+        return initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)
 
     async def a_initiate_chats(
         self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
@@ -1193,8 +1193,16 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Async twin of :meth:`initiate_chats`."""
         from parley.nested import a_initiate_chats
 
-        queue = [{"sender": self, **chat} for chat in chat_queue]
-        return await a_initiate_chats(queue, store=store, chat_id=chat_id)
+        return await a_initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)
+
+    def _sent_queue(self, chat_queue: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The chats of ``chat_queue``, each sent by this agent."""
+        if not isinstance(chat_queue, list | tuple):
+            raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
+        for index, chat in enumerate(chat_queue):
+            if not isinstance(chat, dict):
+                raise TypeError(f"chat_queue[{index}] must be a dict, not {chat!r:.80}")
+        return [{"sender": self, **chat} for chat in chat_queue]
 
     def get_total_usage(self) -> dict[str, Any]:
         """Every model call this agent made, in AG2's usage shape (including cached calls)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -421,7 +422,7 @@ class ToolUseMixin:
             RuntimeError: the agent has no model.
             ValueError: the schema has no name, or there is no such tool to remove.
         """
-        self._update_signature(tool_sig, is_remove, function_style=False)
+        self._update_signature(tool_sig, is_remove, function_style=False, silent_override=silent_override)
 
     def update_function_signature(
         self, func_sig: str | dict[str, Any], is_remove: bool, silent_override: bool = False
@@ -430,10 +431,10 @@ class ToolUseMixin:
         "description": ..., "parameters": ...}``, kept in ``llm_config["functions"]``). The model is
         offered it as a tool.
         """
-        self._update_signature(func_sig, is_remove, function_style=True)
+        self._update_signature(func_sig, is_remove, function_style=True, silent_override=silent_override)
 
     def _update_signature(
-        self, signature: str | dict[str, Any], is_remove: bool, *, function_style: bool
+        self, signature: str | dict[str, Any], is_remove: bool, *, function_style: bool, silent_override: bool
     ) -> None:
         kind = "function" if function_style else "tool"
         if self.client is None:
@@ -452,9 +453,14 @@ class ToolUseMixin:
             raise ValueError(f"a {kind} signature must be a dict, not {signature!r}")
         if function_style:
             name = _function_name(signature, "the function signature")
+        else:
+            name = _tool_name(signature, "the tool signature")
+        if name in self._offered and not silent_override:
+            warnings.warn(f"Function '{name}' is being overridden.", UserWarning, stacklevel=3)
+        if function_style:
             self._offer(name, {"type": "function", "function": signature}, function_style=True)
         else:
-            self._offer(_tool_name(signature, "the tool signature"), signature, function_style=False)
+            self._offer(name, signature, function_style=False)
 
     def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
@@ -500,6 +506,8 @@ class ToolUseMixin:
             tool = as_tool(func, name=name, description=description)
             if self.client is None:
                 raise RuntimeError(f"{self.name} has no model (llm_config=False): it cannot call tools")
+            if tool.name in self._offered and not silent_override:
+                warnings.warn(f"Function '{tool.name}' is being overridden.", UserWarning, stacklevel=2)
             self._llm_tools[tool.name] = tool
             self._offer(tool.name, tool.schema, function_style=api_style == "function")
             return tool
@@ -671,6 +679,9 @@ def register_function(
 ) -> Tool:
     """Offer ``f`` to ``caller``'s model and let ``executor`` run it when the model calls it (within
     ``timeout`` seconds, if given)."""
+    for role, agent in (("caller", caller), ("executor", executor)):
+        if not hasattr(agent, "register_for_llm" if role == "caller" else "register_for_execution"):
+            raise TypeError(f"register_function's {role} must be an agent, not {agent!r:.80}")
     tool = caller.register_for_llm(name=name, description=description)(f)
     executor.register_for_execution(name=name, timeout=timeout)(tool)
     return tool

@@ -91,6 +91,8 @@ class Tool:
             func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must be callable, not {func!r}")
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"a tool's description must be a string, not {description!r:.80}")
         if parameters_json_schema is not None and not isinstance(parameters_json_schema, dict):
             raise ToolDefinitionError(
                 f"parameters_json_schema must be a JSON schema dict, not {parameters_json_schema!r}"
