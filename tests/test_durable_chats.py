@@ -92,6 +92,14 @@ def build_swarm(effects: Effects) -> tuple[list[SwarmAgent], SwarmAgent]:
     return [triage, billing], triage
 
 
+ASKED = "I was charged twice"
+
+
+def run_swarm_asking(store: MemoryStore, messages: Any) -> Any:
+    agents, triage = build_swarm(Effects())
+    return initiate_swarm_chat(triage, messages, agents, store=store, chat_id="swarm-1", silent=True)
+
+
 def run_swarm(store: MemoryStore, effects: Effects, chat_id: str = "swarm-1") -> Any:
     agents, triage = build_swarm(effects)
     return initiate_swarm_chat(
@@ -263,17 +271,41 @@ def test_resuming_needs_the_agents_and_tools_the_chat_recorded():
     triage = SwarmAgent("triage", llm_config=ScriptedModel([]), human_input_mode="NEVER")
     other = SwarmAgent("accounts", llm_config=ScriptedModel([]), human_input_mode="NEVER")
     with pytest.raises(ValueError, match="no agent named 'billing'"):
-        initiate_swarm_chat(triage, "x", [triage, other], store=middle, chat_id="swarm-1", silent=True)
+        initiate_swarm_chat(triage, ASKED, [triage, other], store=middle, chat_id="swarm-1", silent=True)
 
     billing = SwarmAgent("billing", llm_config=ScriptedModel([]), human_input_mode="NEVER")
     triage.register_hand_off(ON_CONDITION(billing, "Billing."))
     with pytest.raises(ValueError, match="calling the tool 'look_up'"):
-        initiate_swarm_chat(triage, "x", [triage, billing], store=middle, chat_id="swarm-1", silent=True)
+        initiate_swarm_chat(triage, ASKED, [triage, billing], store=middle, chat_id="swarm-1", silent=True)
 
     user = ConversableAgent("triage", llm_config=False)
     with pytest.raises(ValueError, match="is a swarm chat; it cannot be continued as a chat"):
-        user.initiate_chat(billing, "x", store=middle, chat_id="swarm-1", silent=True)
+        user.initiate_chat(billing, ASKED, store=middle, chat_id="swarm-1", silent=True)
+    with pytest.raises(
+        ValueError, match="was started with 'I was charged twice'; this call starts it with 'x'"
+    ):
+        run_swarm_asking(middle, "x")
     assert middle.load("swarm-1") == records[:calls_made], "nothing stored was changed"
+
+
+def test_the_same_chat_id_with_another_opening_message_is_another_call_and_an_error():
+    """A finished chat's id given again with a new question does not answer it with the old result."""
+    store = MemoryStore()
+    first, _, _ = run_swarm(store, Effects())
+    with pytest.raises(ValueError, match="give a new chat_id for a new chat"):
+        run_swarm_asking(store, [{"role": "user", "content": "Where is my invoice?"}])
+    again, _, _ = run_swarm(store, Effects())
+    assert again.chat_history == first.chat_history  # the same call still returns it
+
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["ok"] * 4), human_input_mode="NEVER")
+    user.initiate_chat(assistant, "hello", max_turns=1, store=store, chat_id="pair", silent=True)
+    with pytest.raises(
+        ValueError, match=r"chat 'pair' in memory://.* was started with 'hello'; this call starts"
+    ):
+        user.initiate_chat(assistant, "goodbye", max_turns=1, store=store, chat_id="pair", silent=True)
+    again = user.initiate_chat(assistant, "hello", max_turns=1, store=store, chat_id="pair", silent=True)
+    assert [message["content"] for message in again.chat_history] == ["hello", "ok"]
 
 
 def test_a_context_value_that_cannot_be_stored_is_named_when_it_is_set():

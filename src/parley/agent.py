@@ -895,7 +895,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             stop_when=opening.stop_when,
         )
         if durable is not None:
-            durable.attach(chat, chat.state.shape, [*chat.peers])
+            opening_text = (
+                message if isinstance(message, str) and not opening.kwargs.get("carryover") else None
+            )
+            durable.attach(chat, chat.state.shape, [*chat.peers], opening_text)
         for agent in chat.peers:
             agent._joined(chat)
         if chat.state.rounds == 0 and max_turns != 0 and message is not None:

@@ -11,6 +11,7 @@ in the order they start, which a re-run repeats.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
@@ -100,12 +101,16 @@ class Durability:
     def resuming(self) -> bool:
         return self.replayed is not None
 
-    def attach(self, chat: Chat, shape: str, agents: Sequence[ConversableAgent]) -> None:
-        """Make ``chat`` durable: continue it from the records, or record its start.
+    def attach(self, chat: Chat, shape: str, agents: Sequence[ConversableAgent], opening: Any = None) -> None:
+        """Make ``chat`` durable: continue it from the records, or record its start. ``opening`` is what
+        the call starts the chat with, when it is data (the message text, a list of messages): a call
+        with another opening is another call, not the one that started the chat.
 
         Raises:
-            ValueError: the records are of another kind of chat, or name agents this run does not have.
+            ValueError: the records are of another kind of chat, or started with another opening, or name
+                agents this run does not have.
         """
+        opened = None if opening is None else json.dumps(opening, sort_keys=True, default=repr)
         chat.store = self.store
         if self.replayed is None:
             chat.state.chat_id = self.chat_id
@@ -116,6 +121,8 @@ class Durability:
                 "agents": [agent.name for agent in agents],
                 "context": dict(chat.state.context_variables),
             }
+            if opened is not None:
+                started["opening"] = opened
             if chat.state.messages:
                 started["seed_log"] = list(chat.state.messages)
             if chat.describe is not None:
@@ -132,6 +139,13 @@ class Durability:
             raise ValueError(
                 f"chat {self.chat_id!r} in {self.store.url} is a {recorded_shape} chat; it cannot be "
                 f"continued as a {shape} chat"
+            )
+        recorded_opening = replayed.started.get("opening")
+        if opened is not None and recorded_opening is not None and recorded_opening != opened:
+            raise ValueError(
+                f"chat {self.chat_id!r} in {self.store.url} was started with {_shown(recorded_opening)}; "
+                f"this call starts it with {_shown(opened)}. The same call continues the chat (or returns "
+                "its result, once finished): give a new chat_id for a new chat"
             )
         names = {agent.name for agent in agents}
         missing = [name for name in replayed.started.get("agents", ()) if name not in names]
@@ -183,6 +197,13 @@ def _durable(store: Any, chat_id: str | None) -> Iterator[Durability]:
 def chat_id_of(durable: Durability | None, chat_id: str | None) -> str | None:
     """The id a chat gets: the durable one, else the one given (else a new one is made)."""
     return durable.chat_id if durable is not None else chat_id
+
+
+def _shown(opening: str) -> str:
+    """An opening as the error shows it: the message itself, if it is one, and not too long."""
+    value = json.loads(opening)
+    shown = repr(value) if isinstance(value, str) else opening
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def _check_tools(chat_id: str, replayed: Replayed, agents: Sequence[ConversableAgent]) -> None:

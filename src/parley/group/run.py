@@ -93,7 +93,7 @@ async def run_group(
         chat.describe = lambda: _graph(agents, after_work, user_agent)
         initial = _initial_messages(chat, messages, starter)
         if durable is not None:
-            durable.attach(chat, "swarm", members)
+            durable.attach(chat, "swarm", members, messages)
         for agent in members:
             agent._joined(chat)
         finished = durable is not None and durable.finished
