@@ -12,17 +12,20 @@ Two swarms, as users run them, without any wrapper around the model:
 - ``demo``: the agents of ``parley demo`` (billing and technical support; account requests are left out).
 
 Prints every decision, the share routed right (the goal is 90%), the seconds per decision (median and
-mean of the warm ones; the first, with a cold KV cache, apart) and the prompt tokens llama.cpp evaluated
-per decision (the rest came from its KV cache).
+mean of the warm ones; the first, with a cold KV cache, apart), the prompt tokens llama.cpp evaluated
+per decision (the rest came from its KV cache) and how many orders of the tool list it was asked with.
 
     .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out]
-        [--model-path FILE.gguf] [--threads N] [--decoding orders|one-order|greedy-named|greedy-content]
-        [--limit N] [--json]
+        [--model-path FILE.gguf] [--threads N]
+        [--decoding orders|all-orders|one-order|greedy-named|greedy-content]
+        [--limit N] [--show-orders] [--json]
 
 ``--decoding`` compares how the reply is decoded: parley's (names chosen by their probability, the tools
-listed in up to three orders), the same with the tools listed only in the order given (``one-order``), or
+listed in up to three orders, the further ones asked only while the choice is not clear), the same with
+every order asked (``all-orders``) or with the tools listed only in the order given (``one-order``), or
 the whole reply generated token by token under the schema's grammar, with the plain reply offered as the
-``reply_to_user`` name or as a separate ``{"content": ...}`` shape.
+``reply_to_user`` name or as a separate ``{"content": ...}`` shape. ``--show-orders`` prints, under
+each decision, every name's probability in each order of the tool list the model was asked with.
 Needs ``parley-llm[local]`` (``./scripts/demo`` installs it).
 """
 
@@ -30,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
+import math
 import statistics
 import sys
 import time
@@ -119,6 +124,7 @@ class Decision:
     seconds: float
     prompt_tokens: int
     evaluated_prompt_tokens: int
+    orders: int
 
     @property
     def right(self) -> bool:
@@ -140,7 +146,7 @@ def decide(swarm: Swarm, request: Request) -> Decision:
     else:
         target, said = "(answered itself)", repr(reply.get("content"))
     stats = _last_stats(swarm.triage)
-    tokens = (stats.prompt_tokens, stats.evaluated_prompt_tokens) if stats is not None else (0, 0)
+    tokens = (stats.prompt_tokens, stats.evaluated_prompt_tokens, stats.orders) if stats else (0, 0, 0)
     return Decision(request, target, said, seconds, *tokens)
 
 
@@ -233,6 +239,20 @@ def greedy_decoding(reply_shape: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def all_orders() -> Iterator[None]:
+    """parley's decoding with every order of the tool list asked, however clear the choice is after the
+    first."""
+    from parley.models import local
+
+    choose = local.choose
+    local.choose = functools.partial(choose, margin=math.inf)
+    try:
+        yield
+    finally:
+        local.choose = choose
+
+
+@contextlib.contextmanager
 def one_order() -> Iterator[None]:
     """parley's decoding with the names' probabilities asked with the tool list in its given order only."""
     from parley.models import local
@@ -243,6 +263,25 @@ def one_order() -> Iterator[None]:
         yield
     finally:
         local._orders = orders  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def recording_orders(asked: list[dict[str, float]]) -> Iterator[None]:
+    """Append to ``asked`` each order's name probabilities as the embedded model chooses a name."""
+    from parley.models import local_runner
+
+    probabilities_of = local_runner._name_log_probabilities
+
+    def recorded(loaded: Any, prompt: list[int], names: Sequence[str]) -> tuple[dict[str, float], int]:
+        log_probabilities, evaluated = probabilities_of(loaded, prompt, names)
+        asked.append({name: math.exp(value) for name, value in log_probabilities.items()})
+        return log_probabilities, evaluated
+
+    local_runner._name_log_probabilities = recorded  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        local_runner._name_log_probabilities = probabilities_of  # type: ignore[assignment]
 
 
 def summarize(decisions: Sequence[Decision]) -> dict[str, Any]:
@@ -262,6 +301,8 @@ def summarize(decisions: Sequence[Decision]) -> dict[str, Any]:
         "median_prompt_tokens": statistics.median(d.prompt_tokens for d in warm),
         "median_evaluated_prompt_tokens": statistics.median(d.evaluated_prompt_tokens for d in warm),
         "first_evaluated_prompt_tokens": decisions[0].evaluated_prompt_tokens,
+        "median_orders": statistics.median(d.orders for d in warm),
+        "orders_asked": {count: sum(d.orders == count for d in decisions) for count in (0, 1, 2, 3)},
     }
 
 
@@ -273,12 +314,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: every CPU)")
     parser.add_argument(
         "--decoding",
-        choices=("orders", "one-order", "greedy-named", "greedy-content"),
+        choices=("orders", "all-orders", "one-order", "greedy-named", "greedy-content"),
         default="orders",
-        help="orders: names chosen by probability over tool orders (parley's); greedy-*: the whole reply "
-        "decoded token by token, the plain reply as reply_to_user or as a separate {content} shape",
+        help="orders: names chosen by probability over tool orders, asked until the choice is clear "
+        "(parley's); all-orders: every order asked; one-order: the given order only; greedy-*: the whole "
+        "reply decoded token by token, the plain reply as reply_to_user or as a separate {content} shape",
     )
     parser.add_argument("--limit", type=int, help="only the first LIMIT requests (a smoke run)")
+    parser.add_argument(
+        "--show-orders", action="store_true", help="print each order's name probabilities per decision"
+    )
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
 
@@ -294,19 +339,27 @@ def main(argv: list[str] | None = None) -> int:
     decoding: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if args.decoding.startswith("greedy"):
         decoding = greedy_decoding(args.decoding.removeprefix("greedy-"))
+    elif args.decoding == "all-orders":
+        decoding = all_orders()
     elif args.decoding == "one-order":
         decoding = one_order()
-    with decoding:
+    asked: list[dict[str, float]] = []
+    with decoding, recording_orders(asked):
         for request in requests:
+            asked.clear()
             decision = decide(swarm, request)
             decisions.append(decision)
             mark = "ok  " if decision.right else "MISS"
-            tokens = f"{decision.evaluated_prompt_tokens:4d}/{decision.prompt_tokens:<4d}"
+            orders = f"{decision.orders} order" + ("s" if decision.orders != 1 else " ")
+            tokens = f"{decision.evaluated_prompt_tokens:4d}/{decision.prompt_tokens:<4d} {orders}"
             print(
                 f"{mark} {decision.seconds:5.2f}s {tokens} {request.expected:<17} -> {decision.target:<17} "
                 f"{request.text!r}\n{'':12}{decision.said}",
                 flush=True,
             )
+            for number, probabilities in enumerate(asked if args.show_orders else [], 1):
+                shown = ", ".join(f"{name} {value:.4g}" for name, value in probabilities.items())
+                print(f"{'':12}order {number}: {shown}", flush=True)
 
     figures = summarize(decisions)
     print(
@@ -322,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         f"prompt tokens evaluated per decision: median {figures['median_evaluated_prompt_tokens']:.0f} "
         f"of {figures['median_prompt_tokens']:.0f} (first: {figures['first_evaluated_prompt_tokens']})"
     )
+    counts = ", ".join(f"{number} x {count}" for count, number in figures["orders_asked"].items() if number)
+    print(f"orders of the tool list asked per decision: median {figures['median_orders']:g} ({counts})")
     if args.json:
         print(
             json.dumps({"swarm": args.swarm, "set": args.request_set, "decoding": args.decoding, **figures})

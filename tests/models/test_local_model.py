@@ -28,11 +28,11 @@ from parley import (
     SwarmAgent,
     initiate_swarm_chat,
 )
-from parley.models import LocalModel, ModelError, json_tools
+from parley.models import LocalModel, ModelError, json_tools, local_runner
 from parley.models import local as local_module
 from parley.models.config import ConfigListClient
 from parley.models.local import LocalStats
-from parley.models.local_runner import Choice, Generation, Loaded, PrefixStates, choose
+from parley.models.local_runner import Choice, Generation, Loaded, PrefixStates, choose, is_clear
 from parley.models.streaming import StreamedText, token_sink
 from parley.models.weights import DEFAULT_WEIGHTS, ChecksumMismatchError
 from parley.tools import Tool
@@ -414,6 +414,43 @@ def without_ids(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, **({"tool_calls": calls} if calls else {})}
 
 
+def test_a_choice_is_clear_once_the_leading_name_is_far_enough_ahead_of_the_runner_up():
+    assert is_clear({"a": -0.01, "b": -5.0, "c": -6.0})
+    assert not is_clear({"a": -0.5, "b": -1.2, "c": -6.0})
+    assert is_clear({"a": -1.0, "b": -4.0}, margin=3.0)
+    assert not is_clear({"a": -1.0, "b": -3.9}, margin=3.0)
+    assert not is_clear({"a": -0.01, "b": -9.0}, margin=math.inf)
+    assert is_clear({"a": 0.0})
+
+
+@pytest.mark.parametrize(
+    ("per_order", "asked", "probability"),
+    [
+        ([(0.99, 0.01)], 1, 0.99),
+        ([(0.9, 0.1), (0.9, 0.1)], 2, 0.9),
+        ([(0.4, 0.6), (0.7, 0.3), (0.6, 0.4)], 3, 0.168 ** (1 / 3) / (0.168 ** (1 / 3) + 0.072 ** (1 / 3))),
+    ],
+)
+def test_further_orders_are_asked_only_while_the_choice_is_not_clear(
+    monkeypatch: pytest.MonkeyPatch, per_order: list[tuple[float, float]], asked: int, probability: float
+):
+    answers = iter(per_order)
+
+    def name_log_probabilities(loaded: Loaded, prompt: Any, names: list[str]) -> tuple[dict[str, float], int]:
+        first, second = next(answers)
+        return {"a": math.log(first), "b": math.log(second)}, 10
+
+    monkeypatch.setattr(local_runner, "_rendered", lambda llama, messages, params: {"prompt": messages})
+    monkeypatch.setattr(local_runner, "_name_log_probabilities", name_log_probabilities)
+    variants = [[{"role": "system", "content": f"order {number}"}] for number in range(3)]
+
+    choice = choose(Loaded(llama=None), variants, ["a", "b"], {})
+
+    assert (choice.name, choice.orders, choice.evaluated_prompt_tokens) == ("a", asked, 10 * asked)
+    assert choice.probabilities["a"] == pytest.approx(probability)
+    assert sum(choice.probabilities.values()) == pytest.approx(1.0)
+
+
 # ----------------------------------------------------------------------------------------------------
 # the real thing, on SmolLM2
 
@@ -662,7 +699,7 @@ def test_smollm2_chooses_the_name_with_the_highest_probability_summed_over_order
 
     with engine.lock:
         alone = [choose(engine, [variant], names, {}) for variant in variants]
-        together = choose(engine, variants, names, {})
+        together = choose(engine, variants, names, {}, margin=math.inf)
 
     assert [choice.orders for choice in (*alone, together)] == [1, 1, 1, 3]
     for choice in (*alone, together):
