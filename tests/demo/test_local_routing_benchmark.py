@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))  # the repository root holds benchmarks/
 
 from benchmarks.local_routing import (  # noqa: E402
     Swarm,
+    all_orders,
     decide,
     greedy_decoding,
     one_order,
@@ -87,7 +88,7 @@ def test_greedy_decoding_is_patched_in_only_while_it_runs():
     assert LocalModel.create is original
 
 
-def test_one_order_asks_for_the_names_with_the_tools_in_the_given_order_only():
+def test_all_orders_asks_every_order_and_one_order_the_given_order_only():
     def transfer_to_billing() -> str:
         """Money."""
         return "billing"
@@ -101,12 +102,16 @@ def test_one_order_asks_for_the_names_with_the_tools_in_the_given_order_only():
     messages = [{"role": "user", "content": "I was charged twice."}]
 
     model.create(messages, tools)
-    orders = model.last_stats.orders if model.last_stats else None
+    adaptive = model.last_stats.orders if model.last_stats else None
+    with all_orders():
+        model.create(messages, tools)
+    every = model.last_stats.orders if model.last_stats else None
     with one_order():
         model.create(messages, tools)
     one = model.last_stats.orders if model.last_stats else None
 
-    assert (orders, one) == (2, 1)
+    assert adaptive in (1, 2)
+    assert (every, one) == (2, 1)
 
 
 def test_the_benchmark_runs_on_the_embedded_model():
@@ -115,13 +120,14 @@ def test_the_benchmark_runs_on_the_embedded_model():
     figures = []
     for swarm, decoding in (("seed", "orders"), ("demo", "greedy-content")):
         command = [sys.executable, "-m", "benchmarks.local_routing", "--model-path", str(path), "--json"]
-        command += ["--swarm", swarm, "--decoding", decoding, "--limit", "2"]
+        command += ["--swarm", swarm, "--decoding", decoding, "--limit", "2", "--show-orders"]
         completed = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
         assert completed.returncode in (0, 1), completed.stderr
         assert (
             "routed right: " in completed.stdout
             and "prompt tokens evaluated per decision" in completed.stdout
         )
+        assert ("order 1: transfer_to_" in completed.stdout) == (decoding == "orders")
         figures.append(json.loads(completed.stdout.strip().splitlines()[-1]))
 
     assert [(f["swarm"], f["decoding"], f["total"]) for f in figures] == [
@@ -129,3 +135,4 @@ def test_the_benchmark_runs_on_the_embedded_model():
         ("demo", "greedy-content", 2),
     ]
     assert all(f["median_prompt_tokens"] > f["median_evaluated_prompt_tokens"] > 0 for f in figures)
+    assert figures[0]["median_orders"] >= 1 and figures[1]["median_orders"] == 0
