@@ -162,6 +162,14 @@ def test_conditions_combine_and_the_first_that_holds_stops_the_chat():
     )
     assert replies(both) == ["thinking", "DONE", "DONE again"]
 
+    # a call or tool-call limit holds once it is reached, so it combines with & as the others do
+    model.__init__(["thinking", "DONE", "more", "DONE again", "more"], usage=Usage(10, 10))
+    reached = user.initiate_chat(assistant, "go", stop_when=MaxModelCalls(3) & Mentions("DONE"), silent=True)
+    assert replies(reached) == ["thinking", "DONE", "more", "DONE again"]
+    assert str(reached.stop_reason) == (
+        "the limit of 3 model calls is reached; and the message from assistant mentions 'DONE'"
+    )
+
 
 def test_a_swarm_run_by_a_tool_counts_against_the_budget_of_its_chat():
     inner = SwarmAgent("inner", llm_config=ScriptedModel(["inner 1", "inner 2"], usage=Usage(100, 0)))

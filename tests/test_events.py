@@ -48,3 +48,35 @@ def test_the_console_printer_is_still_importable_from_events():
     assert events.ConsolePrinter is console.ConsolePrinter
     with pytest.raises(AttributeError, match="no attribute 'Printer'"):
         events.Printer  # noqa: B018
+
+
+def test_listeners_that_cannot_take_events_are_named_before_the_chat_starts():
+    import pytest
+
+    from parley import ConversableAgent
+    from parley.events import subscribe
+
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent(
+        "assistant", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok"
+    )
+
+    with pytest.raises(TypeError, match="a listener must be a callable that takes an event, not 5"):
+        user.initiate_chat(assistant, "hi", max_turns=1, silent=True, listeners=[5])
+    with pytest.raises(
+        TypeError,
+        match="listeners must be a list of callables that take an event, not <built-in function print>",
+    ):
+        user.initiate_chat(assistant, "hi", max_turns=1, silent=True, listeners=print)
+    with pytest.raises(TypeError, match="a listener must be a callable that takes an event, not 'x'"):
+        subscribe("x")  # type: ignore[arg-type]
+    assert user.chat_messages == {}, "nothing was said"
+    seen: list[str] = []
+    user.initiate_chat(
+        assistant,
+        "hi",
+        max_turns=1,
+        silent=True,
+        listeners=(lambda event: seen.append(event.kind) for _ in "1"),
+    )
+    assert "message" in seen

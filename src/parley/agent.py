@@ -24,7 +24,7 @@ from parley.chat_result import ChatResult
 from parley.context_variables import ContextVariables
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
-from parley.events import Listener
+from parley.events import Listener, checked_listeners
 from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
 from parley.limits import Condition
@@ -818,7 +818,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        listeners = [*listeners, *trace_listeners(trace)]
+        listeners = [*checked_listeners(listeners), *trace_listeners(trace)]
         with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -850,7 +850,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        listeners = [*listeners, *trace_listeners(trace)]
+        listeners = [*checked_listeners(listeners), *trace_listeners(trace)]
         with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):

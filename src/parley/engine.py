@@ -207,7 +207,8 @@ class Chat:
     def _listen(self, listeners: Iterable[Listener], outer: Chat | None) -> None:
         """Gather the chat's listeners: everyone's, its own, the environment's trace, those it inherits
         from the chat it runs in, and the console unless it is silent."""
-        gathered: list[Listener] = [*events.subscribers, *listeners, *_environment_trace()]
+        own = events.checked_listeners(listeners) if listeners else ()
+        gathered: list[Listener] = [*events.subscribers, *own, *_environment_trace()]
         if outer is not None and outer.listeners:
             gathered.extend(events.inherited(outer.listeners))
         if len(gathered) > 1:

@@ -254,8 +254,20 @@ subscribers: list[Listener] = []
 """Listeners that get the events of every chat (tracing, UIs); see :func:`subscribe`."""
 
 
+def checked_listeners(listeners: Any) -> list[Listener]:
+    """``listeners`` as a list; fails, naming it, unless it is a list (or other iterable) of callables."""
+    if callable(listeners) or isinstance(listeners, str) or not hasattr(listeners, "__iter__"):
+        raise TypeError(f"listeners must be a list of callables that take an event, not {listeners!r:.80}")
+    checked = list(listeners)
+    for listener in checked:
+        if not callable(listener):
+            raise TypeError(f"a listener must be a callable that takes an event, not {listener!r:.80}")
+    return checked
+
+
 def subscribe(listener: Listener) -> Callable[[], None]:
     """Send the events of every chat started from now on to ``listener``; call the result to stop."""
+    checked_listeners([listener])
     subscribers.append(listener)
 
     def unsubscribe() -> None:

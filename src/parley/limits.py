@@ -281,6 +281,13 @@ class MaxModelCalls(Condition):
     def __init__(self, limit: int) -> None:
         self.limit = _positive_int(limit, "MaxModelCalls")
 
+    def check(self, chat: Chat, spent: Spent) -> StopReason | None:
+        """Whether the limit is reached (what ``&`` asks after a message; alone, the limit is enforced
+        before each model call)."""
+        if spent.model_calls < self.limit:
+            return None
+        return _stop(f"the limit of {self.limit} model calls is reached", chat.state.last_speaker)
+
     def before_model_call(self, spent: Spent, call: PlannedCall) -> StopReason | None:
         if spent.model_calls < self.limit:
             return None
@@ -298,6 +305,13 @@ class MaxToolCalls(Condition):
 
     def __init__(self, limit: int) -> None:
         self.limit = _positive_int(limit, "MaxToolCalls")
+
+    def check(self, chat: Chat, spent: Spent) -> StopReason | None:
+        """Whether the limit is reached (what ``&`` asks after a message; alone, the limit is enforced
+        before tool calls run)."""
+        if spent.tool_calls < self.limit:
+            return None
+        return _stop(f"the limit of {self.limit} tool calls is reached", chat.state.last_speaker)
 
     def before_tool_calls(self, spent: Spent, count: int, agent: str) -> StopReason | None:
         if spent.tool_calls + count <= self.limit:

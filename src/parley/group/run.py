@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from parley.agent import ConversableAgent
 from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
-from parley.events import Listener
+from parley.events import Listener, checked_listeners
 from parley.exceptions import AgentNameConflictError
 from parley.group.context_handoffs import enable_context_conditions
 from parley.group.context_variables import ContextVariables
@@ -80,7 +80,7 @@ async def run_group(
             conditions=[SwarmLimits(max_rounds, manager)],
             context_variables=context,
             silent=silent,
-            listeners=[*listeners, *trace_listeners(trace)],
+            listeners=[*checked_listeners(listeners), *trace_listeners(trace)],
             host=manager,
             chat_id=chat_id_of(durable, chat_id),
             log=manager.groupchat.messages,
