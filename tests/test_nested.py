@@ -210,3 +210,14 @@ def test_bad_chat_queues():
         agent.register_nested_chats([], trigger=Agent)
     with pytest.raises(ValueError, match="needs a 'recipient'"):
         initiate_chats([{"sender": agent, "message": "hi"}])
+
+
+def test_a_nested_chat_queue_is_checked_when_it_is_registered():
+    from parley import ConversableAgent
+
+    agent = ConversableAgent("agent", llm_config=False, human_input_mode="NEVER")
+    with pytest.raises(ValueError, match="chat_queue\\[0\\] needs a 'recipient'"):
+        agent.register_nested_chats([{"message": "x"}], trigger=None)
+    with pytest.raises(TypeError, match="chat_queue\\[1\\] must be a dict, not 'x'"):
+        agent.register_nested_chats([{"recipient": agent, "message": "x"}, "x"], trigger=None)
+    assert len(agent._reply_func_list) == len(ConversableAgent("other", llm_config=False)._reply_func_list)

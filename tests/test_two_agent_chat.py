@@ -298,6 +298,18 @@ def test_generate_reply_needs_messages_or_a_sender(quiet_agent):
         quiet_agent("agent").generate_reply()
 
 
+def test_generate_reply_names_messages_that_are_not_a_list_of_message_dicts(quiet_agent):
+    import asyncio
+
+    agent = quiet_agent("agent")
+    with pytest.raises(TypeError, match="messages must be a list of message dicts, not 'hello'"):
+        agent.generate_reply(messages="hello")
+    with pytest.raises(TypeError, match="messages\\[1\\] must be a message dict, not 'hi'"):
+        agent.generate_reply(messages=({"role": "user", "content": "a"}, "hi"))
+    with pytest.raises(TypeError, match="messages must be a list of message dicts, not 5"):
+        asyncio.run(agent.a_generate_reply(messages=5))
+
+
 # console --------------------------------------------------------------------------------------------
 
 

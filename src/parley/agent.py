@@ -504,6 +504,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("generate_reply needs messages or a sender")
             messages = self._view(sender).messages
+        elif type(messages) is not list:
+            _check_messages(messages)
         if self._hooks is not None:
             messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
@@ -535,6 +537,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             if sender is None:
                 raise ValueError("a_generate_reply needs messages or a sender")
             messages = self._view(sender).messages
+        elif type(messages) is not list:
+            _check_messages(messages)
         if self._hooks is not None:
             messages = self._prepare_messages(messages)
         last = messages[-1] if messages else _NO_MESSAGE
@@ -818,7 +822,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        listeners = [*checked_listeners(listeners), *trace_listeners(trace)]
+        listeners = [*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)]
         with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -850,7 +854,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        listeners = [*checked_listeners(listeners), *trace_listeners(trace)]
+        listeners = [*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)]
         with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -1308,3 +1312,12 @@ class _DefaultLimit:
     def __call__(self) -> int:
         agent = self._agent()
         return 0 if agent is None else agent._max_consecutive_auto_reply
+
+
+def _check_messages(messages: Any) -> None:
+    """Fail, naming it, unless ``messages`` is a list of message dicts (or another sequence of them)."""
+    if isinstance(messages, str | bytes | dict) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a list of message dicts, not {messages!r:.80}")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise TypeError(f"messages[{index}] must be a message dict, not {message!r:.80}")

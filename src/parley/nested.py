@@ -209,6 +209,11 @@ def register_nested_chats(
     """
     if not isinstance(chat_queue, list) or not chat_queue:
         raise ValueError("chat_queue must be a non-empty list of chats")
+    for index, entry in enumerate(chat_queue):
+        if not isinstance(entry, dict):
+            raise TypeError(f"chat_queue[{index}] must be a dict, not {entry!r:.80}")
+        if "recipient" not in entry and "swarm" not in entry:
+            raise ValueError(f"chat_queue[{index}] needs a 'recipient'")
 
     def summary_from_nested_chats(
         recipient: ConversableAgent,

@@ -80,7 +80,7 @@ async def run_group(
             conditions=[SwarmLimits(max_rounds, manager)],
             context_variables=context,
             silent=silent,
-            listeners=[*checked_listeners(listeners), *trace_listeners(trace)],
+            listeners=[*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)],
             host=manager,
             chat_id=chat_id_of(durable, chat_id),
             log=manager.groupchat.messages,
