@@ -226,6 +226,10 @@ def test_azure_api_types_are_azure():
         ({"config_list": [{"model": "m", "price": [1, 2, 3]}]}, "price must be"),
         ({"config_list": [{"model": "m"}], "routing_method": "fastest"}, "routing_method"),
         ({"temperature": 0}, "needs a 'config_list'"),
+        ({"config_list": [{"model": "m"}], "temperature": "hot"}, "llm_config: temperature must be a number"),
+        ({"config_list": [{"model": "m", "max_tokens": 1.5}]}, r"\(model 'm'\): max_tokens must be a whole"),
+        ({"config_list": [{"model": "m", "seed": True}]}, "seed must be a whole number, not True"),
+        ({"config_list": [{"model": "m", "timeout": "60"}]}, "timeout must be a number of seconds"),
     ],
 )
 def test_a_bad_llm_config_fails_when_the_agent_is_built(llm_config, match):

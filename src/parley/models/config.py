@@ -211,7 +211,28 @@ def _checked(config: dict[str, Any], index: int) -> dict[str, Any]:
     base_url = config.get("base_url")
     if isinstance(base_url, str) and base_url and "://" not in base_url:
         config["base_url"] = f"http://{base_url}"
+    check_numbers(config, where)
     return config
+
+
+_NUMBERS = ("temperature", "top_p", "frequency_penalty", "presence_penalty")
+_WHOLE_NUMBERS = ("max_tokens", "max_completion_tokens", "n", "seed", "max_retries")
+
+
+def check_numbers(params: dict[str, Any], where: str) -> None:
+    """Fail, naming it, on a common request parameter that is not a number (a model API would refuse it
+    only once asked, or a client would misread it)."""
+    for key in _NUMBERS:
+        value = params.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"{where}: {key} must be a number, not {value!r}")
+    timeout = params.get("timeout")
+    if isinstance(timeout, str | bool):  # an SDK's timeout object is taken as it is
+        raise ValueError(f"{where}: timeout must be a number of seconds, not {timeout!r}")
+    for key in _WHOLE_NUMBERS:
+        value = params.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"{where}: {key} must be a whole number, not {value!r}")
 
 
 def request_params_of(config: dict[str, Any], client_keys: frozenset[str] = CLIENT_KEYS) -> dict[str, Any]:
@@ -230,6 +251,7 @@ class ConfigListClient:
     def __init__(self, llm_config: dict[str, Any]) -> None:
         self.config_list, self.settings = split_llm_config(llm_config)
         self.params = request_params_of(self.settings, CLIENT_KEYS | SETTINGS_KEYS)
+        check_numbers(self.params, "llm_config")
         routing = self.settings.get("routing_method") or "fixed_order"
         if routing not in ("fixed_order", "round_robin"):
             raise ValueError(f"routing_method must be 'fixed_order' or 'round_robin', not {routing!r}")
