@@ -310,6 +310,16 @@ def test_several_handoffs_in_one_message_first_wins_and_the_others_are_told():
     assert last is b
 
 
+def test_an_after_work_option_given_as_text_is_refused_with_the_option_to_give_instead():
+    a, b = agent("a", "done"), agent("b", "done")
+
+    with pytest.raises(
+        ValueError,
+        match=r"not an agent of this chat \(a, b\); for the option, give AfterWorkOption.TERMINATE",
+    ):
+        initiate_swarm_chat(a, "help", [a, b], after_work="TERMINATE", silent=True)
+
+
 def test_a_swarm_result_naming_an_unknown_agent_ends_the_chat_with_an_error_as_in_ag2():
     def escalate(team: str) -> SwarmResult:
         return SwarmResult(values="escalating", agent=team)

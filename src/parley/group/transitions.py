@@ -195,8 +195,15 @@ class HandoffRule:
             if agent is None and self.user_agent is not None and self.user_agent.name == name:
                 agent = self.user_agent
             if agent is None or (isinstance(target, AgentTarget) and agent is not target.agent):
+                option = name.upper() if isinstance(name, str) else None
+                hint = (
+                    f"; for the option, give AfterWorkOption.{option}"
+                    if option in AfterWorkOption.__members__ and agent is None
+                    else ""
+                )
                 raise ValueError(
                     f"handoff to {name!r}, which is not an agent of this chat ({', '.join(self.by_name)})"
+                    + hint
                 )
             return agent
         raise ValueError(f"not an agent target: {target!r}")
