@@ -24,7 +24,7 @@ from parley.chat_result import ChatResult
 from parley.context_variables import ContextVariables
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
-from parley.events import Listener, checked_listeners
+from parley.events import Listener
 from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
 from parley.limits import Condition
@@ -48,7 +48,7 @@ from parley.summary import SummaryMethod, check_summary_method, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
-from parley.tracing import trace_listeners
+from parley.tracing import entry_listeners
 
 if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
@@ -822,7 +822,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        listeners = [*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)]
+        listeners = entry_listeners(listeners, trace)
         with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
@@ -854,7 +854,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
         )
-        listeners = [*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)]
+        listeners = entry_listeners(listeners, trace)
         with durability(store, chat_id) as durable, using_cache(cache):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):

@@ -13,7 +13,7 @@ import os
 import threading
 from typing import Any, TextIO
 
-from parley.events import ChatEvent, Listener
+from parley.events import ChatEvent, Listener, checked_listeners
 
 TRACE_VARIABLE = "PARLEY_TRACE"
 
@@ -81,6 +81,11 @@ def trace_listeners(trace: str | os.PathLike[str] | None) -> list[Listener]:
     if not isinstance(trace, str | os.PathLike):
         raise TypeError(f"trace must be the path of a JSONL file, not {trace!r}")
     return [trace_to(trace)]
+
+
+def entry_listeners(listeners: Any, trace: str | os.PathLike[str] | None) -> list[Listener]:
+    """A chat entry point's ``listeners=`` (checked) and the trace its ``trace=`` names."""
+    return [*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)]
 
 
 def environment_trace() -> list[Listener]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from parley.agent import ConversableAgent
 from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
-from parley.events import Listener, checked_listeners
+from parley.events import Listener
 from parley.exceptions import AgentNameConflictError
 from parley.group.context_handoffs import enable_context_conditions
 from parley.group.context_variables import ContextVariables
@@ -22,7 +22,7 @@ from parley.group.transitions import HandoffRule
 from parley.groupchat import GroupChat, GroupChatManager, speaker_named
 from parley.messages import Message, as_own, to_message
 from parley.summary import last_message_summary
-from parley.tracing import trace_listeners
+from parley.tracing import entry_listeners
 
 if TYPE_CHECKING:
     from parley.chat_result import ChatResult
@@ -80,7 +80,7 @@ async def run_group(
             conditions=[SwarmLimits(max_rounds, manager)],
             context_variables=context,
             silent=silent,
-            listeners=[*(checked_listeners(listeners) if listeners else ()), *trace_listeners(trace)],
+            listeners=entry_listeners(listeners, trace),
             host=manager,
             chat_id=chat_id_of(durable, chat_id),
             log=manager.groupchat.messages,
