@@ -46,9 +46,11 @@ _RECORDS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
         kind TEXT NOT NULL,
         data TEXT NOT NULL,
         at REAL NOT NULL,
-        PRIMARY KEY (chat_id, seq)) WITHOUT ROWID"""
-# One b-tree, and nothing else written per record: an append is one page in the WAL. A chat's listing
-# (its count, first and last kinds, times) is read from its records when asked for.
+        PRIMARY KEY (chat_id, seq))"""
+# Nothing but the record is written per append (its row, and its key in the primary key's index). A
+# chat's listing (its count, first and last kinds, times) is read from its records when asked for. A
+# rowid table rather than WITHOUT ROWID: appended rows fill its pages, where keeping the records in the
+# key's b-tree left pages half full (half as many bytes again on disk, for 3 us less per append).
 _TABLES = (
     _RECORDS_TABLE.format(name="parley_records"),
     """CREATE TABLE IF NOT EXISTS parley_leases (
