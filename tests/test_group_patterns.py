@@ -180,3 +180,13 @@ def test_group_manager_args_make_the_groups_manager():
     assert names(result) == [None, "writer"]
     assert result.stop_reason.kind is StopKind.TERMINATION_MSG
     assert last is writer
+
+
+def test_targets_and_conditions_of_the_wrong_kind_are_named_when_made():
+    with pytest.raises(
+        ValueError, match=r"AgentTarget needs an agent, not 'billing' \(for an agent's name, use"
+    ):
+        AgentTarget("billing")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="a StringLLMCondition's prompt must be text, not 5"):
+        StringLLMCondition(5)  # type: ignore[arg-type]
+    assert AgentNameTarget("billing").display_name() == "billing"

@@ -27,6 +27,10 @@ class StringLLMCondition:
 
     prompt: str
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt, str):
+            raise ValueError(f"a StringLLMCondition's prompt must be text, not {self.prompt!r:.80}")
+
     def get_prompt(self, agent: ConversableAgent, messages: list[Message]) -> str:
         return self.prompt
 

@@ -36,6 +36,11 @@ class AgentTarget(TransitionTarget):
 
     agent: ConversableAgent
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.agent, ConversableAgent):
+            hint = " (for an agent's name, use AgentNameTarget)" if isinstance(self.agent, str) else ""
+            raise ValueError(f"AgentTarget needs an agent, not {self.agent!r:.80}{hint}")
+
     def display_name(self) -> str:
         return self.agent._name
 
