@@ -426,3 +426,19 @@ def test_pydantic_field_metadata_keeps_its_description_and_constraints():
     assert schema["properties"]["note"] == {"type": "string", "maxLength": 20, "description": "A short note"}
     with pytest.raises(ValueError, match="note"):
         Tool(bounded).parse_arguments('{"note": "' + "x" * 30 + '"}')
+
+
+class Customer:
+    """A plain class: pydantic can check an instance of it, but no JSON schema describes it."""
+
+
+def test_a_parameter_type_with_no_json_schema_is_named_when_the_tool_is_made():
+    from parley.tools import ToolDefinitionError
+
+    def look_up(customer: Customer) -> str:
+        return "found"
+
+    with pytest.raises(
+        ToolDefinitionError, match="tool 'look_up': its parameters cannot be described to a model as JSON"
+    ):
+        Tool(look_up)

@@ -290,8 +290,19 @@ def _signature_of(func: Callable[..., Any], name: str, doc: str) -> _Signature:
     if cached is not None:
         return cached
     injected, model, names = _arguments_model(func, name, _parameter_docs(doc))
+    try:
+        parameters = _parameters_schema(model)
+    except Exception as error:
+        from pydantic import PydanticUserError
+
+        if not isinstance(error, PydanticUserError):
+            raise
+        raise ToolDefinitionError(
+            f"tool {name!r}: its parameters cannot be described to a model as JSON ({error.message}); "
+            "annotate them with JSON types: str, int, float, bool, lists and dicts of them, pydantic models"
+        ) from None
     signature = _Signature(
-        CONTEXT_PARAMETER in injected, CALL_ID_PARAMETER in injected, model, names, _parameters_schema(model)
+        CONTEXT_PARAMETER in injected, CALL_ID_PARAMETER in injected, model, names, parameters
     )
     with contextlib.suppress(TypeError):
         _signatures[func] = signature
