@@ -188,9 +188,8 @@ async def test_usage_of_each_chat_is_its_own_and_agents_sum_them():
     assert assistant.get_total_usage()["m"]["prompt_tokens"] == 13
 
 
-async def test_agents_that_served_many_chats_keep_only_their_latest():
-    """A set of agents serving chat after chat (a web service's) holds on to none of the earlier ones:
-    the chats, their swarm managers and their messages are freed."""
+def billing_swarm() -> tuple[SwarmAgent, SwarmAgent]:
+    """Triage, which hands every ticket to billing, and billing, which answers "Paid." and ends the chat."""
 
     def reply(request: ModelRequest) -> Any:
         if request.messages[-1].get("role") == "tool":
@@ -203,6 +202,14 @@ async def test_agents_that_served_many_chats_keep_only_their_latest():
     )
     triage.register_hand_off(OnCondition(billing, "Billing."))
     billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    return triage, billing
+
+
+async def test_agents_that_served_many_chats_keep_only_their_latest():
+    """A set of agents serving chat after chat (a web service's) holds on to none of the earlier ones:
+    the chats, their swarm managers and their messages are freed."""
+
+    triage, billing = billing_swarm()
     user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
     assistant = ConversableAgent("assistant", llm_config=FunctionModel(lambda request: "ok"))
 
@@ -225,17 +232,7 @@ def test_a_swarm_over_shared_agents_is_freed_as_soon_as_nothing_holds_it():
     agents move on to the next chat, the earlier one is freed at once, without waiting for the cycle
     collector (which, with a thousand chats at once, would otherwise walk them all again and again)."""
 
-    def reply(request: ModelRequest) -> Any:
-        if request.messages[-1].get("role") == "tool":
-            return "Done."
-        return [tool_call("transfer_to_billing")]
-
-    triage = SwarmAgent("triage", llm_config=FunctionModel(reply), human_input_mode="NEVER")
-    billing = SwarmAgent(
-        "billing", llm_config=FunctionModel(lambda request: "Paid."), human_input_mode="NEVER"
-    )
-    triage.register_hand_off(OnCondition(billing, "Billing."))
-    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    triage, billing = billing_swarm()
 
     def alive() -> tuple[int, int]:  # objects not freed yet, collected or not
         things = gc.get_objects()

@@ -18,14 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from routing_swarm import NAMES, ROUTE, TOOLS, triage_swarm
 from smollm2 import smollm2_path
 
 from parley import (
-    AFTER_WORK,
-    ON_CONDITION,
-    AfterWorkOption,
     ConversableAgent,
-    SwarmAgent,
     initiate_swarm_chat,
 )
 from parley.models import LocalModel, ModelError, json_tools, local_runner
@@ -38,16 +35,6 @@ from parley.models.weights import DEFAULT_WEIGHTS, ChecksumMismatchError
 from parley.tools import Tool
 
 
-def transfer_to_billing() -> str:
-    """Billing questions: charges, invoices, refunds."""
-    return "billing"
-
-
-def transfer_to_technical_support() -> str:
-    """Technical problems: errors, crashes, logins."""
-    return "technical"
-
-
 def transfer_to_account() -> str:
     """Account changes: email, name, team members."""
     return "account"
@@ -56,14 +43,6 @@ def transfer_to_account() -> str:
 def set_priority(level: Literal["low", "high"]) -> str:
     """Set the ticket's priority."""
     return level
-
-
-TOOLS = [Tool(transfer_to_billing).schema, Tool(transfer_to_technical_support).schema]
-NAMES = {"transfer_to_billing", "transfer_to_technical_support"}
-ROUTE = [
-    {"role": "system", "content": "You route customers to the right team."},
-    {"role": "user", "content": "I was charged twice for my subscription."},
-]
 
 
 @pytest.fixture(scope="module")
@@ -589,14 +568,7 @@ def test_smollm2_an_agent_without_tools_writes_plain_text_and_one_with_tools_a_c
         "temperature": 0,
         "max_tokens": 40,
     }
-    triage = SwarmAgent("triage", system_message="Transfer every request to a specialist.", llm_config=config)
-    billing = SwarmAgent("billing", system_message="You answer billing questions.", llm_config=config)
-    technical = SwarmAgent("technical_support", system_message="You fix problems.", llm_config=config)
-    triage.register_hand_off(
-        [ON_CONDITION(billing, "Charges, invoices, refunds."), ON_CONDITION(technical, "Errors, crashes.")]
-    )
-    for specialist in (billing, technical):
-        specialist.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+    triage, billing, technical = triage_swarm(config, "You answer billing questions.")
     constrained: list[bool] = []
     real_generate = local_module.generate
 
@@ -614,9 +586,8 @@ def test_smollm2_an_agent_without_tools_writes_plain_text_and_one_with_tools_a_c
 
     said = [message for message in result.chat_history[1:] if message.get("role") != "tool"]
     first, *rest = said
-    names = {"transfer_to_billing", "transfer_to_technical_support"}
     if first.get("tool_calls"):
-        assert first["tool_calls"][0]["function"]["name"] in names
+        assert first["tool_calls"][0]["function"]["name"] in NAMES
         assert last.name in ("billing", "technical_support")
         (answer,) = rest
         assert isinstance(answer["content"], str) and answer["content"].strip()

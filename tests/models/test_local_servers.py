@@ -14,29 +14,11 @@ import openai
 import pytest
 from fake_servers import FakeServer, completion
 from llama_cpp_server import llama_cpp_server
+from routing_swarm import NAMES, ROUTE, TOOLS, triage_swarm
 from smollm2 import smollm2_path
 
-from parley import AFTER_WORK, ON_CONDITION, AfterWorkOption, StopKind, SwarmAgent, initiate_swarm_chat
+from parley import StopKind, initiate_swarm_chat
 from parley.models import OpenAIClient, json_tools
-from parley.tools import Tool
-
-
-def transfer_to_billing() -> str:
-    """Billing questions: charges, invoices, refunds."""
-    return "billing"
-
-
-def transfer_to_technical_support() -> str:
-    """Technical problems: errors, crashes, logins."""
-    return "technical"
-
-
-TOOLS = [Tool(transfer_to_billing).schema, Tool(transfer_to_technical_support).schema]
-NAMES = {"transfer_to_billing", "transfer_to_technical_support"}
-ROUTE = [
-    {"role": "system", "content": "You route customers to the right team."},
-    {"role": "user", "content": "I was charged twice for my subscription."},
-]
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +71,7 @@ def test_a_swarm_runs_through_the_server_in_the_json_mode(server_url: str):
         "max_tokens": 48,
         "cache_seed": None,
     }
-    triage = SwarmAgent("triage", system_message="Transfer every request to a specialist.", llm_config=config)
-    billing = SwarmAgent("billing", system_message="You handle billing.", llm_config=config)
-    technical = SwarmAgent("technical_support", system_message="You fix problems.", llm_config=config)
-    triage.register_hand_off(
-        [ON_CONDITION(billing, "Charges, invoices, refunds."), ON_CONDITION(technical, "Errors, crashes.")]
-    )
-    for specialist in (billing, technical):
-        specialist.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+    triage, billing, technical = triage_swarm(config, "You handle billing.")
 
     result, _, _ = initiate_swarm_chat(
         initial_agent=triage,
