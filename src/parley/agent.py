@@ -1204,12 +1204,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def _sent_queue(self, chat_queue: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The chats of ``chat_queue``, each sent by this agent."""
+        from parley.nested import check_queue_entry
+
         if not isinstance(chat_queue, list | tuple):
             raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
-        for index, chat in enumerate(chat_queue):
-            if not isinstance(chat, dict):
-                raise TypeError(f"chat_queue[{index}] must be a dict, not {chat!r:.80}")
-        return [{"sender": self, **chat} for chat in chat_queue]
+        return [{"sender": self, **check_queue_entry(chat, index)} for index, chat in enumerate(chat_queue)]
 
     def get_total_usage(self) -> dict[str, Any]:
         """Every model call this agent made, in AG2's usage shape (including cached calls)."""

@@ -141,10 +141,15 @@ def _queue_scope(store: Any, chat_id: str | None) -> Iterator[None]:
         yield
 
 
-def _prepared(entry: dict[str, Any], index: int, finished: list[ChatResult]) -> tuple[str, dict[str, Any]]:
+def check_queue_entry(entry: Any, index: int) -> dict[str, Any]:
+    """``chat_queue[index]``, which must be a dict (a chat's arguments)."""
     if not isinstance(entry, dict):
-        raise TypeError(f"chat_queue[{index}] must be a dict, not {entry!r}")
-    arguments = dict(entry)
+        raise TypeError(f"chat_queue[{index}] must be a dict, not {entry!r:.80}")
+    return entry
+
+
+def _prepared(entry: dict[str, Any], index: int, finished: list[ChatResult]) -> tuple[str, dict[str, Any]]:
+    arguments = dict(check_queue_entry(entry, index))
     carryover = arguments.pop("carryover", [])
     carryover = [carryover] if isinstance(carryover, str) else list(carryover)
     excluded = set(arguments.pop("finished_chat_indexes_to_exclude_from_carryover", []))
@@ -210,9 +215,7 @@ def register_nested_chats(
     if not isinstance(chat_queue, list) or not chat_queue:
         raise ValueError("chat_queue must be a non-empty list of chats")
     for index, entry in enumerate(chat_queue):
-        if not isinstance(entry, dict):
-            raise TypeError(f"chat_queue[{index}] must be a dict, not {entry!r:.80}")
-        if "recipient" not in entry and "swarm" not in entry:
+        if "recipient" not in check_queue_entry(entry, index) and "swarm" not in entry:
             raise ValueError(f"chat_queue[{index}] needs a 'recipient'")
 
     def summary_from_nested_chats(
