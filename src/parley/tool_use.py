@@ -453,14 +453,13 @@ class ToolUseMixin:
             raise ValueError(f"a {kind} signature must be a dict, not {signature!r}")
         if function_style:
             name = _function_name(signature, "the function signature")
+            schema = {"type": "function", "function": signature}
         else:
             name = _tool_name(signature, "the tool signature")
+            schema = signature
         if name in self._offered and not silent_override:
             warnings.warn(f"Function '{name}' is being overridden.", UserWarning, stacklevel=3)
-        if function_style:
-            self._offer(name, {"type": "function", "function": signature}, function_style=True)
-        else:
-            self._offer(name, signature, function_style=False)
+        self._offer(name, schema, function_style=function_style)
 
     def _tool_schemas(self, messages: list[Message] | None = None) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply to ``messages``: its own, and the handoffs
