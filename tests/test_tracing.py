@@ -115,6 +115,74 @@ def test_a_swarm_trace_holds_every_event_of_the_chat_in_order(tmp_path: Path):
     assert stopped["usage"] == {"prompt_tokens": 70, "completion_tokens": 8, "cost": 0.003, "calls": 2}
 
 
+def one_call_per_message_swarm() -> tuple[list[SwarmAgent], SwarmAgent]:
+    def record_issue(issue: str, context_variables: dict[str, Any]) -> SwarmResult:
+        return SwarmResult(values=f"noted: {issue}", context_variables={"issue": issue})
+
+    def broken() -> str:
+        raise RuntimeError("no line")
+
+    triage = SwarmAgent(
+        "triage",
+        llm_config=ScriptedModel(
+            [
+                tool_call("record_issue", {"issue": "double charge"}, id="r1"),
+                tool_call("broken", id="b1"),
+                tool_call("transfer_to_billing", id="t1"),
+            ]
+        ),
+        functions=[record_issue, broken],
+        human_input_mode="NEVER",
+    )
+    billing = SwarmAgent("billing", llm_config=ScriptedModel(["Refunded."]), human_input_mode="NEVER")
+    triage.register_hand_off(ON_CONDITION(billing, "Questions about charges and refunds."))
+    billing.register_hand_off(AFTER_WORK("TERMINATE"))
+    return [triage, billing], triage
+
+
+SHOWN_FIELDS = ("tool", "call_id", "arguments", "content", "error", "changes", "target")
+
+
+def tool_events(trace: Path) -> list[tuple[Any, ...]]:
+    return [
+        (event["kind"], *(event.get(key) for key in SHOWN_FIELDS))
+        for event in read(trace)
+        if event["kind"] in {"tool_call", "tool_result", "context_updated", "handoff", "message"}
+    ]
+
+
+def test_a_message_with_one_tool_call_is_traced_as_one_with_several_calls_is(tmp_path: Path):
+    agents, triage = one_call_per_message_swarm()
+    initiate_swarm_chat(triage, "I was charged twice", agents, trace=tmp_path / "alone.jsonl", silent=True)
+    # A durable chat runs every message's calls through the journal, the path of several calls.
+    agents, triage = one_call_per_message_swarm()
+    initiate_swarm_chat(
+        triage,
+        "I was charged twice",
+        agents,
+        trace=tmp_path / "journaled.jsonl",
+        store=f"sqlite:///{tmp_path / 'chats.db'}",
+        silent=True,
+    )
+
+    alone = tool_events(tmp_path / "alone.jsonl")
+    assert alone == tool_events(tmp_path / "journaled.jsonl")
+    calls = [event for event in alone if event[0] == "tool_call"]
+    assert [(tool, arguments) for _, tool, _, arguments, *_ in calls] == [
+        ("record_issue", '{"issue": "double charge"}'),
+        ("broken", "{}"),
+        ("transfer_to_billing", "{}"),
+    ]
+    results = [event for event in alone if event[0] == "tool_result"]
+    assert [(tool, content, error is not None) for _, tool, _, _, content, error, *_ in results] == [
+        ("record_issue", "noted: double charge", False),
+        ("broken", "Error: broken raised RuntimeError: no line", True),
+        ("transfer_to_billing", "Transferred to billing.", False),
+    ]
+    assert ("context_updated", None, None, None, None, None, {"issue": "double charge"}, None) in alone
+    assert alone[-2][0] == "handoff" and alone[-2][-1] == "billing"
+
+
 def test_a_trace_is_readable_while_its_chat_runs(tmp_path: Path):
     trace = tmp_path / "live.jsonl"
     seen: list[list[str]] = []

@@ -60,6 +60,7 @@ current_chat: ContextVar[Chat | None] = ContextVar("parley_current_chat", defaul
 """The chat being served in this context (this task, under asyncio; this thread, in threads)."""
 
 _process = os.urandom(4).hex()
+_clock = time.time
 _chat_numbers = itertools.count(1)
 
 
@@ -416,14 +417,16 @@ class Chat:
     def emit(self, event: Event) -> None:
         """Stamp an event with the chat's id, its sequence number and the time, and send it to the
         listeners that take its kind (after a ``chat_started`` event, if it is the chat's first)."""
-        if self._emitted == 0:
+        seq = self._emitted
+        if seq == 0:
             self._emitted = 1
             if self.wants(ChatStarted):
                 self.emit(self._started())
+            seq = self._emitted
         event.chat_id = self.state.chat_id
-        event.seq = self._emitted - 1
-        event.ts = time.time()
-        self._emitted += 1
+        event.seq = seq - 1
+        event.ts = _clock()
+        self._emitted = seq + 1
         route = self._routes.get(type(event))
         if route is None:
             self.wants(type(event))

@@ -48,7 +48,7 @@ class ModelReplyMixin:
         params = self._call_parameters(chat, client, request, tools)
         if params is None:
             return True, None
-        if not (chat.observes_models or chat.streamers):
+        if not (chat.observes_models or (chat.streamers and _streams(client))):
             return True, self._reply_from(client.create(request, tools, **params))
         started = self._model_requested(chat, client, request, tools)
         token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)
@@ -74,7 +74,7 @@ class ModelReplyMixin:
         params = self._call_parameters(chat, client, request, tools)
         if params is None:
             return True, None
-        if not (chat.observes_models or chat.streamers):
+        if not (chat.observes_models or (chat.streamers and _streams(client))):
             return True, self._reply_from(await client.a_create(request, tools, **params))
         started = self._model_requested(chat, client, request, tools)
         token = token_sink.set(chat.token_sink(self.name) if _streams(client) else None)

@@ -151,27 +151,34 @@ def run_tool_call(
     context_variables: dict[str, Any] | None,
     check_handoff: HandoffCheck | None,
     timeout: float | None,
+    on_execute: OnExecute | None = None,
 ) -> ToolOutcome:
-    """The outcome of a message's only tool call, run synchronously, with nothing told or recorded:
-    what :func:`run_tool_calls` returns for ``[tool_call]``, without its bookkeeping for several calls."""
+    """The outcome of a message's only tool call, run synchronously, with nothing recorded: what
+    :func:`run_tool_calls` returns for ``[tool_call]``, without its bookkeeping for several calls."""
     function = tool_call.get("function") or {}
     tool = tools.get(function.get("name") or "")
-    if tool is None or tool.is_async:
-        return run_tool_calls(
-            [tool_call], tools, context_variables, check_handoff=check_handoff, timeout=timeout
-        )[0]
     try:
+        if tool is None or tool.is_async:
+            raise ValueError("not a synchronous tool of the agent")
         arguments = tool.parse_arguments(function.get("arguments"))
     except ValueError:
         return run_tool_calls(
-            [tool_call], tools, context_variables, check_handoff=check_handoff, timeout=timeout
+            [tool_call],
+            tools,
+            context_variables,
+            on_execute=on_execute,
+            check_handoff=check_handoff,
+            timeout=timeout,
         )[0]
     limit = timeout if tool.timeout is None else tool.timeout
     call = (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit)
+    timed = on_execute is not None
+    if on_execute is not None:
+        _announce(on_execute, call)
     if tool.injects_context:
-        outcome = _invoke(call, _Working(context_variables).context_for(tool), False)
+        outcome = _invoke(call, _Working(context_variables).context_for(tool), timed)
     else:
-        outcome = _invoke(call, _NOTHING_GIVEN, False)
+        outcome = _invoke(call, _NOTHING_GIVEN, timed)
     if outcome.handoff is not None and check_handoff is not None:
         problem = check_handoff(outcome.handoff)
         if problem is not None:

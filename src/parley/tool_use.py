@@ -202,23 +202,15 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
-        if chat is not None and not (chat.listeners or chat.state.tool_results or chat.journal is not None):
-            check = getattr(chat.rule, "handoff_problem", None)
+        if chat is not None and not (chat.state.tool_results or chat.journal is not None):
             if len(calls) == 1:
-                handoffs = self._handoffs
-                if handoffs is not None:
-                    reply = _transfer_reply(handoffs, calls[0], chat, check)
-                    if reply is not None:
-                        return reply
-                outcome = run_tool_call(
-                    calls[0], self._executable_tools(), chat.state.context_variables, check, self.tool_timeout
-                )
-                return _quiet_tool_reply(outcome, chat)
+                return self._only_tool_reply(calls[0], chat)
             outcomes = run_tool_calls(
                 calls,
                 self._executable_tools(),
                 chat.state.context_variables,
-                check_handoff=check,
+                on_execute=_execution_teller(chat, self.name),
+                check_handoff=getattr(chat.rule, "handoff_problem", None),
                 timeout=self.tool_timeout,
             )
         else:
@@ -239,14 +231,36 @@ class ToolUseMixin:
             handoffs is not None
             and chat is not None
             and len(calls) == 1
-            and not (chat.listeners or chat.state.tool_results or chat.journal is not None)
+            and not (chat.state.tool_results or chat.journal is not None)
         ):
-            reply = _transfer_reply(handoffs, calls[0], chat, getattr(chat.rule, "handoff_problem", None))
-            if reply is not None:
-                return reply
+            outcome = _transfer_outcome(handoffs, calls[0], getattr(chat.rule, "handoff_problem", None))
+            if outcome is not None:
+                if chat.listeners:
+                    _tell_transfer(chat, self.name, outcome)
+                return _only_reply(outcome, chat, self.name)
         options = self._tool_options(chat, calls, _handoff_check(chat))
         outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
+
+    def _only_tool_reply(self, call: dict[str, Any], chat: Chat) -> dict[str, Any]:
+        """The reply to a message's only tool call (nothing recorded yet, no journal): what
+        :meth:`_tool_reply` makes of :func:`run_tool_calls`, without their bookkeeping for several calls.
+        A ``transfer_to_...`` call without arguments is answered without running its function."""
+        check = getattr(chat.rule, "handoff_problem", None)
+        handoffs = self._handoffs
+        outcome = None if handoffs is None else _transfer_outcome(handoffs, call, check)
+        if outcome is None:
+            outcome = run_tool_call(
+                call,
+                self._executable_tools(),
+                chat.state.context_variables,
+                check,
+                self.tool_timeout,
+                _execution_teller(chat, self.name),
+            )
+        elif chat.listeners:
+            _tell_transfer(chat, self.name, outcome)
+        return _only_reply(outcome, chat, self.name)
 
     def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
         assert chat.budgets is not None
@@ -305,12 +319,8 @@ class ToolUseMixin:
             options["timeout"] = self.tool_timeout
         if chat is None:
             return options
-        if chat.listeners and chat.wants(ToolExecuting):
-            name = self.name
-
-            def on_execute(tool: str, arguments: str, call_id: str | None) -> None:
-                chat.emit(ToolExecuting(name, tool, arguments, call_id))
-
+        on_execute = _execution_teller(chat, self.name)
+        if on_execute is not None:
             options["on_execute"] = on_execute
         if chat.state.tool_results:
             options["known"] = {
@@ -553,12 +563,11 @@ class ToolUseMixin:
             self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
 
 
-def _transfer_reply(
-    handoffs: Handoffs, call: dict[str, Any], chat: Chat, check: HandoffCheck | None
-) -> dict[str, Any] | None:
-    """The tool reply to a message's only tool call when it calls one of the agent's ``transfer_to_...``
-    tools without arguments, in a chat nobody listens to (as running the tool would make it); ``None``
-    for any other call."""
+def _transfer_outcome(
+    handoffs: Handoffs, call: dict[str, Any], check: HandoffCheck | None
+) -> ToolOutcome | None:
+    """The outcome of a message's only tool call when it calls one of the agent's ``transfer_to_...``
+    tools without arguments, as running the tool would make it; ``None`` for any other call."""
     function = call.get("function") or {}
     name: str = function.get("name") or ""
     transfer = handoffs._transfers.get(name)
@@ -570,34 +579,49 @@ def _transfer_reply(
     if function.get("arguments") not in _NO_ARGUMENTS:
         return None
     problem = None if check is None else check(target)
-    state = chat.state
     if problem is None:
-        content = f"Transferred to {target.display_name()}."
-        state.handoff = target
-        chat.handoff_tool = name
-    else:
-        content = f"Error: {name} cannot hand off: {problem}"
-        state.handoff = None
-    response = {"role": "tool", "content": content}
-    call_id = call.get("id")
-    if call_id is not None:
-        response["tool_call_id"] = call_id
-    return Reply(role="tool", tool_responses=[response], content=content)
+        return ToolOutcome(call.get("id"), name, f"Transferred to {target.display_name()}.", target)
+    return ToolOutcome(call.get("id"), name, f"Error: {name} cannot hand off: {problem}")
 
 
 _NO_ARGUMENTS = ("{}", None, "")
 """The arguments of a call to a tool without parameters that need no decoding."""
 
 
-def _quiet_tool_reply(outcome: ToolOutcome, chat: Chat) -> dict[str, Any]:
-    """:meth:`ToolUseMixin._tool_reply` for the outcome of a message's only tool call, in a chat nobody
-    listens to."""
+def _execution_teller(chat: Chat, executor: str) -> Callable[[str, str, str | None], None] | None:
+    """What tells the chat's listeners that ``executor`` runs a tool; ``None`` if none listens."""
+    if not (chat.listeners and chat.wants(ToolExecuting)):
+        return None
+
+    def tell(tool: str, arguments: str, call_id: str | None) -> None:
+        chat.emit(ToolExecuting(executor, tool, arguments, call_id))
+
+    return tell
+
+
+def _tell_transfer(chat: Chat, executor: str, outcome: ToolOutcome) -> None:
+    """Tell the listeners that a transfer tool ran (its arguments are none: ``{}``)."""
+    if chat.wants(ToolExecuting):
+        chat.emit(ToolExecuting(executor, outcome.name, "{}", outcome.call_id))
+
+
+def _only_reply(outcome: ToolOutcome, chat: Chat, executor: str) -> dict[str, Any]:
+    """:meth:`ToolUseMixin._tool_reply` for the outcome of a message's only tool call."""
     state = chat.state
+    listened = bool(chat.listeners)
+    if listened and chat.wants(ToolFinished):
+        chat.emit(
+            ToolFinished(
+                executor, outcome.name, outcome.call_id, outcome.content, outcome.duration_s, outcome.error
+            )
+        )
     if outcome.context_set or outcome.context_removed:
         context = state.context_variables
         context.update(outcome.context_set)
         for key in outcome.context_removed:
             context.pop(key, None)
+        if listened and chat.wants(ContextUpdated):
+            chat.emit(ContextUpdated(executor, dict(outcome.context_set), list(outcome.context_removed)))
     handoff = state.handoff = outcome.handoff
     if handoff is not None:
         chat.handoff_tool = outcome.name
