@@ -204,7 +204,21 @@ class ToolUseMixin:
             return OVER_BUDGET
         if chat is not None and not (chat.state.tool_results or chat.journal is not None):
             if len(calls) == 1:
-                return self._only_tool_reply(calls[0], chat)
+                check = getattr(chat.rule, "handoff_problem", None)
+                handoffs = self._handoffs
+                if handoffs is not None:
+                    reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
+                    if reply is not None:
+                        return reply
+                outcome = run_tool_call(
+                    calls[0],
+                    self._executable_tools(),
+                    chat.state.context_variables,
+                    check,
+                    self.tool_timeout,
+                    _execution_teller(chat, self._name) if chat.listeners else None,
+                )
+                return _only_reply(outcome, chat, self._name)
             outcomes = run_tool_calls(
                 calls,
                 self._executable_tools(),
@@ -233,34 +247,13 @@ class ToolUseMixin:
             and len(calls) == 1
             and not (chat.state.tool_results or chat.journal is not None)
         ):
-            outcome = _transfer_outcome(handoffs, calls[0], getattr(chat.rule, "handoff_problem", None))
-            if outcome is not None:
-                if chat.listeners:
-                    _tell_transfer(chat, self.name, outcome)
-                return _only_reply(outcome, chat, self.name)
+            check = getattr(chat.rule, "handoff_problem", None)
+            reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
+            if reply is not None:
+                return reply
         options = self._tool_options(chat, calls, _handoff_check(chat))
         outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
-
-    def _only_tool_reply(self, call: dict[str, Any], chat: Chat) -> dict[str, Any]:
-        """The reply to a message's only tool call (nothing recorded yet, no journal): what
-        :meth:`_tool_reply` makes of :func:`run_tool_calls`, without their bookkeeping for several calls.
-        A ``transfer_to_...`` call without arguments is answered without running its function."""
-        check = getattr(chat.rule, "handoff_problem", None)
-        handoffs = self._handoffs
-        outcome = None if handoffs is None else _transfer_outcome(handoffs, call, check)
-        if outcome is None:
-            outcome = run_tool_call(
-                call,
-                self._executable_tools(),
-                chat.state.context_variables,
-                check,
-                self.tool_timeout,
-                _execution_teller(chat, self.name),
-            )
-        elif chat.listeners:
-            _tell_transfer(chat, self.name, outcome)
-        return _only_reply(outcome, chat, self.name)
 
     def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
         assert chat.budgets is not None
@@ -563,11 +556,12 @@ class ToolUseMixin:
             self._set_function(tool_name, None if function is None else as_tool(function, name=tool_name))
 
 
-def _transfer_outcome(
-    handoffs: Handoffs, call: dict[str, Any], check: HandoffCheck | None
-) -> ToolOutcome | None:
-    """The outcome of a message's only tool call when it calls one of the agent's ``transfer_to_...``
-    tools without arguments, as running the tool would make it; ``None`` for any other call."""
+def _transfer_reply(
+    handoffs: Handoffs, call: dict[str, Any], chat: Chat, check: HandoffCheck | None, executor: str
+) -> dict[str, Any] | None:
+    """The tool reply to a message's only tool call when it calls one of the agent's ``transfer_to_...``
+    tools without arguments, as running the tool would make it (and as the listeners would be told);
+    ``None`` for any other call."""
     function = call.get("function") or {}
     name: str = function.get("name") or ""
     transfer = handoffs._transfers.get(name)
@@ -579,9 +573,21 @@ def _transfer_outcome(
     if function.get("arguments") not in _NO_ARGUMENTS:
         return None
     problem = None if check is None else check(target)
+    state = chat.state
     if problem is None:
-        return ToolOutcome(call.get("id"), name, f"Transferred to {target.display_name()}.", target)
-    return ToolOutcome(call.get("id"), name, f"Error: {name} cannot hand off: {problem}")
+        content = f"Transferred to {target.display_name()}."
+        state.handoff = target
+        chat.handoff_tool = name
+    else:
+        content = f"Error: {name} cannot hand off: {problem}"
+        state.handoff = None
+    call_id = call.get("id")
+    if chat.listeners:
+        _tell_transfer(chat, ToolOutcome(call_id, name, content), executor)
+    response = {"role": "tool", "content": content}
+    if call_id is not None:
+        response["tool_call_id"] = call_id
+    return Reply(role="tool", tool_responses=[response], content=content)
 
 
 _NO_ARGUMENTS = ("{}", None, "")
@@ -599,22 +605,28 @@ def _execution_teller(chat: Chat, executor: str) -> Callable[[str, str, str | No
     return tell
 
 
-def _tell_transfer(chat: Chat, executor: str, outcome: ToolOutcome) -> None:
-    """Tell the listeners that a transfer tool ran (its arguments are none: ``{}``)."""
+def _tell_transfer(chat: Chat, outcome: ToolOutcome, executor: str) -> None:
+    """Tell the listeners that a transfer tool ran (its arguments are none: ``{}``) and its outcome."""
     if chat.wants(ToolExecuting):
         chat.emit(ToolExecuting(executor, outcome.name, "{}", outcome.call_id))
+    _tell_finished(chat, outcome, executor)
+
+
+def _tell_finished(chat: Chat, outcome: ToolOutcome, executor: str) -> None:
+    if chat.wants(ToolFinished):
+        chat.emit(
+            ToolFinished(
+                executor, outcome.name, outcome.call_id, outcome.content, outcome.duration_s, outcome.error
+            )
+        )
 
 
 def _only_reply(outcome: ToolOutcome, chat: Chat, executor: str) -> dict[str, Any]:
     """:meth:`ToolUseMixin._tool_reply` for the outcome of a message's only tool call."""
     state = chat.state
     listened = bool(chat.listeners)
-    if listened and chat.wants(ToolFinished):
-        chat.emit(
-            ToolFinished(
-                executor, outcome.name, outcome.call_id, outcome.content, outcome.duration_s, outcome.error
-            )
-        )
+    if listened:
+        _tell_finished(chat, outcome, executor)
     if outcome.context_set or outcome.context_removed:
         context = state.context_variables
         context.update(outcome.context_set)
