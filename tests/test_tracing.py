@@ -143,9 +143,9 @@ def one_call_per_message_swarm() -> tuple[list[SwarmAgent], SwarmAgent]:
 SHOWN_FIELDS = ("tool", "call_id", "arguments", "content", "error", "changes", "target")
 
 
-def tool_events(trace: Path) -> list[tuple[Any, ...]]:
+def tool_events(trace: Path) -> list[tuple[str, dict[str, Any]]]:
     return [
-        (event["kind"], *(event.get(key) for key in SHOWN_FIELDS))
+        (event["kind"], {key: event[key] for key in SHOWN_FIELDS if event.get(key) is not None})
         for event in read(trace)
         if event["kind"] in {"tool_call", "tool_result", "context_updated", "handoff", "message"}
     ]
@@ -154,33 +154,40 @@ def tool_events(trace: Path) -> list[tuple[Any, ...]]:
 def test_a_message_with_one_tool_call_is_traced_as_one_with_several_calls_is(tmp_path: Path):
     agents, triage = one_call_per_message_swarm()
     initiate_swarm_chat(triage, "I was charged twice", agents, trace=tmp_path / "alone.jsonl", silent=True)
-    # A durable chat runs every message's calls through the journal, the path of several calls.
     agents, triage = one_call_per_message_swarm()
     initiate_swarm_chat(
         triage,
         "I was charged twice",
         agents,
-        trace=tmp_path / "journaled.jsonl",
+        trace=tmp_path / "durable.jsonl",
         store=f"sqlite:///{tmp_path / 'chats.db'}",
         silent=True,
     )
 
-    alone = tool_events(tmp_path / "alone.jsonl")
-    assert alone == tool_events(tmp_path / "journaled.jsonl")
-    calls = [event for event in alone if event[0] == "tool_call"]
-    assert [(tool, arguments) for _, tool, _, arguments, *_ in calls] == [
-        ("record_issue", '{"issue": "double charge"}'),
-        ("broken", "{}"),
-        ("transfer_to_billing", "{}"),
+    error = "Error: broken raised RuntimeError: no line"
+    expected = [
+        ("message", {}),
+        ("message", {}),
+        ("tool_call", {"tool": "record_issue", "call_id": "r1", "arguments": '{"issue": "double charge"}'}),
+        ("tool_result", {"tool": "record_issue", "call_id": "r1", "content": "noted: double charge"}),
+        ("context_updated", {"changes": {"issue": "double charge"}}),
+        ("message", {}),
+        ("message", {}),
+        ("tool_call", {"tool": "broken", "call_id": "b1", "arguments": "{}"}),
+        ("tool_result", {"tool": "broken", "call_id": "b1", "content": error, "error": error}),
+        ("message", {}),
+        ("message", {}),
+        ("tool_call", {"tool": "transfer_to_billing", "call_id": "t1", "arguments": "{}"}),
+        (
+            "tool_result",
+            {"tool": "transfer_to_billing", "call_id": "t1", "content": "Transferred to billing."},
+        ),
+        ("message", {}),
+        ("handoff", {"target": "billing"}),
+        ("message", {}),
     ]
-    results = [event for event in alone if event[0] == "tool_result"]
-    assert [(tool, content, error is not None) for _, tool, _, _, content, error, *_ in results] == [
-        ("record_issue", "noted: double charge", False),
-        ("broken", "Error: broken raised RuntimeError: no line", True),
-        ("transfer_to_billing", "Transferred to billing.", False),
-    ]
-    assert ("context_updated", None, None, None, None, None, {"issue": "double charge"}, None) in alone
-    assert alone[-2][0] == "handoff" and alone[-2][-1] == "billing"
+    assert tool_events(tmp_path / "alone.jsonl") == expected
+    assert tool_events(tmp_path / "durable.jsonl") == expected
 
 
 def test_a_trace_is_readable_while_its_chat_runs(tmp_path: Path):

@@ -202,34 +202,24 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
-        if chat is not None and not (chat.state.tool_results or chat.journal is not None):
-            if len(calls) == 1:
-                check = getattr(chat.rule, "handoff_problem", None)
-                handoffs = self._handoffs
-                if handoffs is not None:
-                    reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
-                    if reply is not None:
-                        return reply
-                outcome = run_tool_call(
-                    calls[0],
-                    self._executable_tools(),
-                    chat.state.context_variables,
-                    check,
-                    self.tool_timeout,
-                    _execution_teller(chat, self._name) if chat.listeners else None,
-                )
-                return _only_reply(outcome, chat, self._name)
-            outcomes = run_tool_calls(
-                calls,
+        if chat is not None and not chat.state.tool_results and len(calls) == 1:
+            check = getattr(chat.rule, "handoff_problem", None)
+            handoffs = self._handoffs
+            if handoffs is not None:
+                reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
+                if reply is not None:
+                    return reply
+            outcome = run_tool_call(
+                calls[0],
                 self._executable_tools(),
                 chat.state.context_variables,
-                on_execute=_execution_teller(chat, self.name),
-                check_handoff=getattr(chat.rule, "handoff_problem", None),
-                timeout=self.tool_timeout,
+                check,
+                self.tool_timeout,
+                _execution_teller(chat, self._name) if chat.listeners else None,
             )
-        else:
-            options = self._tool_options(chat, calls, _handoff_check(chat))
-            outcomes = run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
+            return _only_reply(outcome, chat, self._name)
+        options = self._tool_options(chat, calls, _handoff_check(chat))
+        outcomes = run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
 
     async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
@@ -241,12 +231,7 @@ class ToolUseMixin:
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
         handoffs = self._handoffs
-        if (
-            handoffs is not None
-            and chat is not None
-            and len(calls) == 1
-            and not (chat.state.tool_results or chat.journal is not None)
-        ):
+        if handoffs is not None and chat is not None and len(calls) == 1 and not chat.state.tool_results:
             check = getattr(chat.rule, "handoff_problem", None)
             reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
             if reply is not None:
