@@ -5,6 +5,7 @@ running any chat step twice."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 from collections import Counter
@@ -21,6 +22,7 @@ from parley import (
     a_run_many,
     run_many,
 )
+from parley.runners.collection import BATCH_THRESHOLD
 from parley.store import MemoryStore
 from run_many_items import support_chat
 
@@ -329,3 +331,80 @@ def test_an_outcome_reads_as_its_value_or_its_error():
     assert repr(Outcome(0, value="v", chat_id="c")).startswith("Outcome(index=0, value='v', chat_id='c'")
     assert Outcome(1, error=KeyError("k")).ok is False
     assert Outcome(2, value=3).result() == 3
+
+
+@pytest.fixture
+def default_gc_thresholds() -> Any:
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    gc.set_threshold(*saved)
+
+
+def test_the_cycle_collector_runs_less_often_during_a_batch_and_as_before_after_it(
+    default_gc_thresholds: None,
+):
+    seen: list[tuple[int, int, int]] = []
+
+    async def look(item: int) -> int:
+        seen.append(gc.get_threshold())
+        return item
+
+    run_many(look, range(3))
+
+    assert seen == [(BATCH_THRESHOLD, 10, 10)] * 3
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_thresholds_are_put_back_when_the_last_of_two_batches_at_once_ends(default_gc_thresholds: None):
+    after_first: list[tuple[int, int, int]] = []
+
+    async def both() -> None:
+        first_done = asyncio.Event()
+
+        async def quick(item: int) -> int:
+            return item
+
+        async def waits(item: int) -> int:
+            await first_done.wait()
+            after_first.append(gc.get_threshold())
+            return item
+
+        async def first() -> None:
+            await a_run_many(quick, range(2))
+            first_done.set()
+
+        await asyncio.gather(first(), a_run_many(waits, range(2)))
+
+    asyncio.run(both())
+
+    assert after_first == [(BATCH_THRESHOLD, 10, 10)] * 2
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+@pytest.mark.parametrize("threshold", [0, 100_000])
+def test_a_threshold_of_the_users_own_off_or_higher_is_left_alone(threshold: int):
+    saved = gc.get_threshold()
+    gc.set_threshold(threshold, 10, 10)
+    try:
+        seen: list[tuple[int, int, int]] = []
+
+        async def look(item: int) -> int:
+            seen.append(gc.get_threshold())
+            return item
+
+        run_many(look, range(2))
+        assert seen == [(threshold, 10, 10)] * 2
+        assert gc.get_threshold() == (threshold, 10, 10)
+    finally:
+        gc.set_threshold(*saved)
+
+
+def test_a_threshold_changed_during_the_batch_is_kept(default_gc_thresholds: None):
+    async def change(item: int) -> int:
+        gc.set_threshold(5_000, 10, 10)
+        return item
+
+    run_many(change, range(1))
+
+    assert gc.get_threshold() == (5_000, 10, 10)

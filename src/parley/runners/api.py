@@ -97,10 +97,11 @@ async def a_run_many(
     tally = Tally(len(items))
     if chosen is None:
         from parley.durable import open_store
+        from parley.runners.collection import fewer_collections
         from parley.runners.local import run_local
 
         opened = open_store(store) if store is not None else None
-        with ProgressDisplay(tally, progress):
+        with ProgressDisplay(tally, progress), fewer_collections():
             return await run_local(
                 fn, items, concurrency=concurrency, store=opened, batch_id=batch, tally=tally
             )

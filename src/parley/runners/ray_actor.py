@@ -8,6 +8,7 @@ import pickle
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from parley.runners.collection import batch_process
 from parley.runners.errors import RemoteItemError, UnsendableError
 from parley.runners.item import ItemRunner
 from parley.runners.outcome import Outcome
@@ -24,6 +25,7 @@ class ChatWorker:
     def __init__(
         self, fn: Callable[[Any], Any], concurrency: int, store_url: str | None, batch_id: str
     ) -> None:
+        batch_process()
         store = None
         if store_url is not None:
             from parley.durable import open_store
