@@ -155,13 +155,8 @@ def run_tool_call(
 ) -> ToolOutcome:
     """The outcome of a message's only tool call, run synchronously, with nothing recorded: what
     :func:`run_tool_calls` returns for ``[tool_call]``, without its bookkeeping for several calls."""
-    function = tool_call.get("function") or {}
-    tool = tools.get(function.get("name") or "")
-    try:
-        if tool is None or tool.is_async:
-            raise ValueError("not a synchronous tool of the agent")
-        arguments = tool.parse_arguments(function.get("arguments"))
-    except ValueError:
+    call = _only_call(tool_call, tools, timeout, sync=True)
+    if call is None:
         return run_tool_calls(
             [tool_call],
             tools,
@@ -170,15 +165,62 @@ def run_tool_call(
             check_handoff=check_handoff,
             timeout=timeout,
         )[0]
-    limit = timeout if tool.timeout is None else tool.timeout
-    call = (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit)
-    timed = on_execute is not None
     if on_execute is not None:
         _announce(on_execute, call)
-    if tool.injects_context:
-        outcome = _invoke(call, _Working(context_variables).context_for(tool), timed)
-    else:
-        outcome = _invoke(call, _NOTHING_GIVEN, timed)
+    outcome = _invoke(call, _given(call[1], context_variables), on_execute is not None)
+    return _only_handoff(outcome, check_handoff)
+
+
+async def a_run_tool_call(
+    tool_call: dict[str, Any],
+    tools: Mapping[str, Tool],
+    context_variables: dict[str, Any] | None,
+    check_handoff: HandoffCheck | None,
+    timeout: float | None,
+    on_execute: OnExecute | None = None,
+) -> ToolOutcome:
+    """Async twin of :func:`run_tool_call`: what :func:`a_run_tool_calls` returns for ``[tool_call]``."""
+    call = _only_call(tool_call, tools, timeout, sync=False)
+    if call is None:
+        outcomes = await a_run_tool_calls(
+            [tool_call],
+            tools,
+            context_variables,
+            on_execute=on_execute,
+            check_handoff=check_handoff,
+            timeout=timeout,
+        )
+        return outcomes[0]
+    if on_execute is not None:
+        _announce(on_execute, call)
+    outcome = await _a_invoke(call, _given(call[1], context_variables), on_execute is not None)
+    return _only_handoff(outcome, check_handoff)
+
+
+def _only_call(
+    tool_call: dict[str, Any], tools: Mapping[str, Tool], timeout: float | None, *, sync: bool
+) -> _Call | None:
+    """A message's only call, planned; ``None`` if it needs :func:`run_tool_calls`' handling: an unknown
+    tool, arguments that do not validate, or (``sync``) an async function."""
+    function = tool_call.get("function") or {}
+    tool = tools.get(function.get("name") or "")
+    if tool is None or (sync and tool.is_async):
+        return None
+    try:
+        arguments = tool.parse_arguments(function.get("arguments"))
+    except ValueError:
+        return None
+    limit = timeout if tool.timeout is None else tool.timeout
+    return (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit)
+
+
+def _given(tool: Tool, context_variables: dict[str, Any] | None) -> _Given:
+    """What a message's only call is given: a private copy of the context, if its tool takes it."""
+    return _Working(context_variables).context_for(tool) if tool.injects_context else _NOTHING_GIVEN
+
+
+def _only_handoff(outcome: ToolOutcome, check_handoff: HandoffCheck | None) -> ToolOutcome:
+    """The outcome of a message's only call, its handoff an error if it cannot be taken."""
     if outcome.handoff is not None and check_handoff is not None:
         problem = check_handoff(outcome.handoff)
         if problem is not None:

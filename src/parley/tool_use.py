@@ -16,6 +16,7 @@ from parley.models.base import ModelClient
 from parley.tool_calls import (
     HandoffCheck,
     ToolOutcome,
+    a_run_tool_call,
     a_run_tool_calls,
     result_text,
     run_tool_call,
@@ -230,12 +231,22 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
             return OVER_BUDGET
-        handoffs = self._handoffs
-        if handoffs is not None and chat is not None and len(calls) == 1 and not chat.state.tool_results:
+        if chat is not None and not chat.state.tool_results and len(calls) == 1:
             check = getattr(chat.rule, "handoff_problem", None)
-            reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
-            if reply is not None:
-                return reply
+            handoffs = self._handoffs
+            if handoffs is not None:
+                reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
+                if reply is not None:
+                    return reply
+            outcome = await a_run_tool_call(
+                calls[0],
+                self._executable_tools(),
+                chat.state.context_variables,
+                check,
+                self.tool_timeout,
+                _execution_teller(chat, self._name) if chat.listeners else None,
+            )
+            return _only_reply(outcome, chat, self._name)
         options = self._tool_options(chat, calls, _handoff_check(chat))
         outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
         return self._tool_reply(outcomes, chat)
