@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from parley import ON_CONDITION, ScriptedModel, SwarmAgent, SwarmResult, initiate_swarm_chat, tool_call
-from parley.console import PLAIN, Colours, ConsolePrinter, terminal_colours
+from parley.console import ANSI, PLAIN, TERMINAL_COLOURS, Colours, ConsolePrinter, terminal_colours
 from parley.events import (
     ChatStopped,
     ContextUpdated,
@@ -285,4 +286,54 @@ def test_printing_to_a_pipe_does_not_load_rich():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert done.stdout.startswith(f"a (to b):\n\nhello\n\n{RULE}\n")
+    assert done.stdout.endswith("rich loaded: False\n")
+
+
+@pytest.mark.parametrize("depth", ["standard", "256", "truecolor"])
+def test_the_terminal_colours_are_the_escape_codes_rich_renders_for_their_names(depth: str):
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    system = {"standard": ColorSystem.STANDARD, "256": ColorSystem.EIGHT_BIT}.get(
+        depth, ColorSystem.TRUECOLOR
+    )
+    for style, colour in TERMINAL_COLOURS.items():
+        start, _, end = Style.parse(colour).render("\0", color_system=system).partition("\0")
+        assert (getattr(ANSI, style), ANSI.reset) == (start, end), style
+
+
+@pytest.mark.parametrize("term", ["dumb", "unknown", "DUMB"])
+def test_a_dumb_terminal_gets_no_colours(fresh_terminal, monkeypatch, term: str):
+    monkeypatch.setenv("TERM", term)
+
+    assert terminal_colours() == PLAIN
+
+
+def test_an_empty_no_color_leaves_colours_on(fresh_terminal, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "")
+
+    assert terminal_colours() == ANSI
+
+
+def test_printing_at_a_terminal_does_not_load_rich():
+    code = (
+        "import os, pty, sys\n"
+        "controller, terminal = pty.openpty()\n"
+        "out = open(terminal, 'w', buffering=1)\n"
+        "from parley import ConversableAgent\n"
+        "a = ConversableAgent('a', llm_config=False, human_input_mode='NEVER', default_auto_reply='ok')\n"
+        "b = ConversableAgent('b', llm_config=False, human_input_mode='NEVER', default_auto_reply='ok')\n"
+        "sys.stdout, real = out, sys.stdout\n"
+        "a.initiate_chat(b, 'hello', max_turns=1)\n"
+        "sys.stdout = real\n"
+        "print(os.read(controller, 10000).decode())\n"
+        "print('rich loaded:', any(name.startswith('rich') for name in sys.modules))\n"
+    )
+    environment = {**os.environ, "TERM": "xterm-256color"}
+    environment.pop("NO_COLOR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environment
+    )
+
+    assert "\x1b[33ma (to b):\x1b[0m" in done.stdout
     assert done.stdout.endswith("rich loaded: False\n")

@@ -1,9 +1,12 @@
 """The console: a chat's events as text, in AG2's layout.
 
 To a file or a pipe the console writes plain text, one write per event, and needs nothing beyond the
-standard library. At a terminal it writes the same text in colour: rich works out once per process
-what the terminal supports (``TERM``, ``COLORTERM``, ``NO_COLOR``...) and the colours' escape codes
-are computed then, so a coloured line costs what a plain one does.
+standard library. At a terminal it writes the same text in colour, unless colour is off there, as rich
+decides it (``NO_COLOR`` set, or ``TERM`` ``dumb`` or ``unknown``). Its styles are ANSI's named colours,
+whose escape codes rich renders the same at every colour depth, so they are known without loading rich
+(tens of milliseconds at a process's first printed chat); on Windows, whose consoles differ, rich
+works them out. Either way they are worked out once per process, so a coloured line costs what a plain
+one does.
 
 Each event kind is shown by one small method, registered with :func:`shows`, that returns the event's
 text; events of kinds the console does not show are ignored.
@@ -11,6 +14,7 @@ text; events of kinds the console does not show are ignored.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +56,7 @@ class Colours:
 
 PLAIN = Colours()
 
-#: The colour of each style at a terminal (rich's colour names).
+#: The colour of each style at a terminal (rich's colour names; the codes of :data:`ANSI`).
 TERMINAL_COLOURS = {
     "sender": "yellow",
     "speaker": "green",
@@ -62,6 +66,18 @@ TERMINAL_COLOURS = {
     "alert": "red",
     "rule": "bright_black",
 }
+
+ANSI = Colours(
+    sender="\x1b[33m",
+    speaker="\x1b[32m",
+    banner="\x1b[32m",
+    action="\x1b[35m",
+    context="\x1b[36m",
+    alert="\x1b[31m",
+    rule="\x1b[90m",
+    reset="\x1b[0m",
+)
+"""The escape codes of :data:`TERMINAL_COLOURS`, as rich renders them at any colour depth."""
 
 _terminal_colours: list[Colours] = []
 
@@ -89,11 +105,18 @@ def shows(kind: type[E], *, flush: Flush[E] = True) -> Callable[[ShowMethod[E]],
 def terminal_colours() -> Colours:
     """The colours of the terminal the process runs in, as rich sees it (worked out once)."""
     if not _terminal_colours:
-        _terminal_colours.append(_detect_colours())
+        _terminal_colours.append(_rich_colours() if os.name == "nt" else _ansi_colours())
     return _terminal_colours[0]
 
 
-def _detect_colours() -> Colours:
+def _ansi_colours() -> Colours:
+    """:data:`ANSI`, or none where rich turns colour off at a terminal."""
+    if os.environ.get("NO_COLOR", "") != "" or os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
+        return PLAIN
+    return ANSI
+
+
+def _rich_colours() -> Colours:
     from rich.console import COLOR_SYSTEMS, Console
     from rich.style import Style
 
