@@ -38,9 +38,10 @@ _NO_PARAMS: dict[str, Any] = {}
 
 
 class _ClientInfo:
-    """What budgets need of a model client, read once: how it counts tokens, its ``max_tokens`` and price."""
+    """What budgets need of a model client, read once: how it counts tokens, its ``max_tokens`` and price,
+    and whether a budget needs a bound on its prompts (a time or call-count budget does not)."""
 
-    __slots__ = ("client", "count_tokens", "max_tokens", "price")
+    __slots__ = ("client", "count_tokens", "max_tokens", "needs_prompt", "price")
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -48,6 +49,7 @@ class _ClientInfo:
         self.count_tokens = count_tokens if callable(count_tokens) else None
         self.max_tokens = _configured_max_tokens(client)
         self.price = _price(client)
+        self.needs_prompt = True
 
 
 def _planned(agent: str, prompt: int, configured: int | None, client: _ClientInfo) -> PlannedCall:
@@ -142,20 +144,30 @@ class Budgets:
 
         ``log`` is the chat's log, whose new messages the prompt's bound counts.
         """
-        if len(log) > self._counted:
-            self._count(log)
         info = self._clients.get(id(client))
         if info is None or info.client is not client:
             info = self._clients[id(client)] = _ClientInfo(client)
-        prompt = self._prompt_bound(agent, info, request, tools)
+            info.needs_prompt = any(
+                guard.tokens is not None
+                or guard.others
+                or (guard.cost is not None and info.price is not None)
+                for guard in self._guards
+            )
+        prompt = 0
+        if info.needs_prompt:
+            if len(log) > self._counted:
+                self._count(log)
+            prompt = self._prompt_bound(agent, info, request, tools)
         configured = info.max_tokens
         price = info.price
         cap: int | None = None
         for guard in self._guards:
             spent = guard.spent
             if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
+                prompt = self._bound(agent, info, request, tools, log)
                 return _refusal(guard.time, spent, _planned(agent, prompt, configured, info))
             if guard.model_calls is not None and spent.model_calls >= guard.model_calls.limit:
+                prompt = self._bound(agent, info, request, tools, log)
                 return _refusal(guard.model_calls, spent, _planned(agent, prompt, configured, info))
             if guard.tokens is not None:
                 room = guard.tokens.limit - spent.tokens - prompt
@@ -166,6 +178,7 @@ class Budgets:
             cost = guard.cost
             if cost is not None and price is None:
                 if spent.cost >= cost.usd:
+                    prompt = self._bound(agent, info, request, tools, log)
                     return _refusal(cost, spent, _planned(agent, prompt, configured, info))
                 cost = None
             if cost is not None or guard.others:
@@ -179,6 +192,19 @@ class Budgets:
                     if allowed is not None and (cap is None or allowed < cap):
                         cap = allowed
         return _NO_PARAMS if cap is None else {"max_tokens": max(cap, 1)}
+
+    def _bound(
+        self,
+        agent: str,
+        info: _ClientInfo,
+        request: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        log: Sequence[Message],
+    ) -> int:
+        """The most tokens the prompt can be (see :meth:`_prompt_bound`), the log's new messages counted."""
+        if len(log) > self._counted:
+            self._count(log)
+        return self._prompt_bound(agent, info, request, tools)
 
     def _count(self, log: Sequence[Message]) -> None:
         """Add the bytes of the messages appended since the last call to :attr:`log_bytes`."""
