@@ -334,22 +334,13 @@ class ToolUseMixin:
     def _tool_reply(self, outcomes: list[ToolOutcome], chat: Chat | None) -> dict[str, Any]:
         """The tool reply carrying ``outcomes``; their context changes and handoff go to the chat."""
         context = self._context_of(chat)
-        results = chat is not None and bool(chat.listeners) and chat.wants(ToolFinished)
-        changes_seen = chat is not None and bool(chat.listeners) and chat.wants(ContextUpdated)
+        listened = chat is not None and bool(chat.listeners)
+        changes_seen = listened and chat is not None and chat.wants(ContextUpdated)
         handoff = None
         for outcome in outcomes:
-            if results:
+            if listened:
                 assert chat is not None
-                chat.emit(
-                    ToolFinished(
-                        self.name,
-                        outcome.name,
-                        outcome.call_id,
-                        outcome.content,
-                        outcome.duration_s,
-                        outcome.error,
-                    )
-                )
+                _tell_finished(chat, outcome, self.name)
             if outcome.context_set or outcome.context_removed:
                 context.update(outcome.context_set)
                 for key in outcome.context_removed:
@@ -609,6 +600,7 @@ def _tell_transfer(chat: Chat, outcome: ToolOutcome, executor: str) -> None:
 
 
 def _tell_finished(chat: Chat, outcome: ToolOutcome, executor: str) -> None:
+    """Tell the listeners a tool call's outcome."""
     if chat.wants(ToolFinished):
         chat.emit(
             ToolFinished(
