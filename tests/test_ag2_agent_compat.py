@@ -22,6 +22,7 @@ from parley import (
     ScriptedModel,
     StopKind,
     Tool,
+    UserProxyAgent,
 )
 
 
@@ -569,3 +570,38 @@ def test_initiate_chats_names_a_queue_that_is_not_a_list_of_dicts():
         sender.initiate_chats({"recipient": recipient, "message": "hi"})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="chat_queue\\[1\\] must be a dict, not 'hi'"):
         sender.initiate_chats([{"recipient": recipient, "message": "x", "max_turns": 1}, "hi"])  # type: ignore[list-item]
+
+
+def test_a_code_block_that_ag2_would_run_is_not_run_and_the_user_is_told_once():
+    assistant = AssistantAgent(
+        "assistant", llm_config=ScriptedModel(["```python\nprint(2)\n```", "```sh\nls\n```", "TERMINATE"])
+    )
+    # AG2's UserProxyAgent runs code blocks by default (code_execution_config={}), and so would this one
+    user = UserProxyAgent("user_proxy", human_input_mode="NEVER", max_consecutive_auto_reply=2)
+    notices: list[str] = []
+
+    with pytest.warns(UserWarning, match="user_proxy received a code block and does not run it") as caught:
+        result = user.initiate_chat(
+            assistant, message="print two", silent=True, listeners=[lambda event: notices.append(str(event))]
+        )
+
+    assert len(caught) == 1, "told once per agent"
+    assert caught[0].filename == __file__, "the warning points at the user's call"
+    assert [m["content"] for m in result.chat_history if m["name"] == "user_proxy"] == ["print two", "", ""]
+    assert sum("does not run it" in notice for notice in notices) == 1
+
+
+@pytest.mark.parametrize("config", [False, {"work_dir": "coding"}])
+def test_no_word_about_code_when_none_is_to_run_or_none_arrives(
+    config: Any, recwarn: pytest.WarningsRecorder
+):
+    assistant = AssistantAgent(
+        "assistant", llm_config=ScriptedModel(["```python\nprint(2)\n```" if config is False else "no code"])
+    )
+    user = UserProxyAgent(
+        "user_proxy", code_execution_config=config, human_input_mode="NEVER", max_consecutive_auto_reply=0
+    )
+
+    user.initiate_chat(assistant, message="hello", silent=True)
+
+    assert not [w for w in recwarn if "code block" in str(w.message)]

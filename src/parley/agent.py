@@ -12,6 +12,8 @@ import inspect
 import itertools
 import os
 import re
+import sys
+import warnings
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -88,7 +90,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         max_consecutive_auto_reply: how many times in a row the agent may reply without a human.
         human_input_mode: ``"ALWAYS"``, ``"TERMINATE"`` (ask when the chat would end) or ``"NEVER"``.
         function_map: ``{name: function}`` the agent executes when another agent calls them.
-        code_execution_config: accepted for AG2 compatibility; code execution is not supported.
+        code_execution_config: accepted for AG2 compatibility, but parley does not execute code: with
+            anything but ``False``, the first code block the agent replies to is not run, with a warning.
         llm_config: ``False`` for no model, AG2's ``{"config_list": [...], ...}``, or a model client.
         default_auto_reply: the reply when no reply function produces one.
         description: what the agent does, for group chats (defaults to the system message).
@@ -179,7 +182,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._llm_tools: dict[str, Tool] = {}
         self._offered: dict[str, dict[str, Any]] = {}
         self._function_style: set[str] = set()
-        self._reply_func_list: list[dict[str, Any]] = ReplyChain(self._default_replies())
+        self._reply_func_list: list[dict[str, Any]] = ReplyChain(
+            self._default_replies() if code_execution_config is False else self._replies_noting_code()
+        )
         self._context_variables: dict[str, Any] = (
             ContextVariables.empty() if context_variables is None else context_variables
         )
@@ -234,6 +239,37 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 )
             )
         return ConversableAgent._default_reply_entries
+
+    @classmethod
+    def _replies_noting_code(cls) -> tuple[dict[str, Any], ...]:
+        """The built-in chain of an agent asked to execute code: where AG2 runs the code blocks of the
+        last message, :meth:`_note_code_not_run` says that parley does not."""
+        *before, model = cls._default_replies()
+        entry = reply_entry([Agent, None], ConversableAgent._note_code_not_run, None, None, False, None)
+        return (*before, entry, model)
+
+    def _note_code_not_run(
+        self, messages: list[Message] | None = None, sender: Agent | None = None, config: Any = None
+    ) -> tuple[bool, None]:
+        """Warn, once per agent, when the message it replies to has a code block, which AG2 would run
+        (this agent was given a ``code_execution_config``) and parley does not; never a reply."""
+        if self._told_code_not_run:
+            return False, None
+        if messages is None and sender is not None:
+            messages = self._view(sender).messages
+        content = messages[-1].get("content") if messages else None
+        if isinstance(content, str) and "```" in content:
+            self._told_code_not_run = True
+            text = (
+                f"{self.name} received a code block and does not run it: parley does not execute code "
+                "(code_execution_config is accepted so that AG2 code runs; give code_execution_config=False "
+                "to say no code is to run)"
+            )
+            warnings.warn(text, UserWarning, stacklevel=_outside_parley())
+            self._notice(text)
+        return False, None
+
+    _told_code_not_run = False
 
     # ------------------------------------------------------------------------------------------------
     # identity
@@ -1320,3 +1356,15 @@ def _check_messages(messages: Any) -> None:
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise TypeError(f"messages[{index}] must be a message dict, not {message!r:.80}")
+
+
+def _outside_parley() -> int:
+    """The ``stacklevel`` of the first caller outside parley, for a warning about what its code asked."""
+    level = 2
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -59,7 +59,7 @@ class UserProxyAgent(ConversableAgent):
         max_consecutive_auto_reply: int | None = None,
         human_input_mode: HumanInputMode = "ALWAYS",
         function_map: dict[str, Callable[..., Any]] | None = None,
-        code_execution_config: dict[str, Any] | Literal[False] = False,
+        code_execution_config: dict[str, Any] | Literal[False] = {},  # noqa: B006 (AG2's default)
         default_auto_reply: str | dict[str, Any] = "",
         llm_config: Any = False,
         system_message: str | list[str] = "",
