@@ -34,7 +34,6 @@ from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.cache import Cache
 from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
-from parley.runners import Outcome, RayRunner, a_run_many, run_many
 from parley.swarm import (
     AFTER_WORK,
     ON_CONDITION,
@@ -56,15 +55,21 @@ from parley.tools import Tool
 if TYPE_CHECKING:
     from parley.group.results import ReplyResult, SwarmResult
     from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
+    from parley.runners import Outcome, RayRunner, a_run_many, run_many
 
 __version__ = "0.1.0"
 
-#: Names loaded on first use: they are pydantic models, and ``import parley`` does not load pydantic.
+#: Names loaded on first use: pydantic models (``import parley`` does not load pydantic), and the batch
+#: runners, which a chat does not need.
 _LAZY = {
     "LLMConfig": "parley.models.llm_config",
     "OpenAILLMConfigEntry": "parley.models.llm_config",
     "ReplyResult": "parley.group.results",
     "SwarmResult": "parley.group.results",
+    "Outcome": "parley.runners",
+    "RayRunner": "parley.runners",
+    "a_run_many": "parley.runners",
+    "run_many": "parley.runners",
 }
 
 

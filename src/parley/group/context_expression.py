@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_SYMBOLS = ((re.compile(r"!(?!=)"), " not "), (re.compile(r"&"), " and "), (re.compile(r"\|"), " or "))
+# patterns, compiled by ``re`` (and kept in its cache) the first time an expression is parsed
+_VARIABLE = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
+_STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
+_SYMBOLS = ((r"!(?!=)", " not "), (r"&", " and "), (r"\|", " or "))
 _PLACEHOLDER = "__context_{}__"
 _COMPARISONS: dict[type[ast.cmpop], Any] = {
     ast.Eq: lambda a, b: a == b,
@@ -44,8 +45,8 @@ class ContextExpression:
     def __post_init__(self) -> None:
         if not isinstance(self.expression, str) or not self.expression.strip():
             raise ValueError(f"a ContextExpression needs a non-empty expression, not {self.expression!r}")
-        variables = tuple(dict.fromkeys(_VARIABLE.findall(self.expression)))
-        python = _VARIABLE.sub(lambda match: _PLACEHOLDER.format(match.group(1)), self.expression)
+        variables = tuple(dict.fromkeys(re.findall(_VARIABLE, self.expression)))
+        python = re.sub(_VARIABLE, lambda match: _PLACEHOLDER.format(match.group(1)), self.expression)
         python = _outside_strings(python)
         try:
             tree = ast.parse(python.strip(), mode="eval").body
@@ -107,7 +108,7 @@ def _outside_strings(text: str) -> str:
     """``!``, ``&`` and ``|`` as Python's keywords, except inside string literals."""
     parts: list[str] = []
     position = 0
-    for match in _STRING.finditer(text):
+    for match in re.finditer(_STRING, text):
         parts.append(_keywords(text[position : match.start()]))
         parts.append(match.group(0))
         position = match.end()
@@ -117,7 +118,7 @@ def _outside_strings(text: str) -> str:
 
 def _keywords(code: str) -> str:
     for pattern, keyword in _SYMBOLS:
-        code = pattern.sub(keyword, code)
+        code = re.sub(pattern, keyword, code)
     return code
 
 

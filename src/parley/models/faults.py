@@ -22,16 +22,16 @@ E = TypeVar("E", bound=BaseException)
 #: patterns below still catch real keys of any provider.
 MIN_SECRET_LENGTH = 6
 
-_KEY_SHAPES = re.compile(
+# patterns, compiled by ``re`` (and kept in its cache) the first time an error is redacted
+_KEY_SHAPES = (
     r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic (sk-ant-...), and look-alikes
     r"|\bAIza[0-9A-Za-z_\-]{20,}"  # Google
 )
 #: Secrets that follow a marker, which is kept: bearer tokens, a URL's password, keys in a query string.
-_AFTER_MARKERS = re.compile(
-    r"(Bearer\s+)[A-Za-z0-9._~+/=\-]{8,}"
+_AFTER_MARKERS = (
+    r"(?i)(Bearer\s+)[A-Za-z0-9._~+/=\-]{8,}"
     r"|(://[^/\s:@]+:)[^/\s@]+(?=@)"
-    r"|([?&](?:key|api_key|api-key|token|access_token)=)[^&\s\"']+",
-    re.IGNORECASE,
+    r"|([?&](?:key|api_key|api-key|token|access_token)=)[^&\s\"']+"
 )
 
 
@@ -48,7 +48,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= MIN_SECRET_LENGTH and secret in text:
             text = text.replace(secret, REDACTED)
-    return _AFTER_MARKERS.sub(_keep_marker, _KEY_SHAPES.sub(REDACTED, text))
+    return re.sub(_AFTER_MARKERS, _keep_marker, re.sub(_KEY_SHAPES, REDACTED, text))
 
 
 def excerpt(body: Any, secrets: Iterable[str | None] = (), length: int = EXCERPT_LENGTH) -> str:
