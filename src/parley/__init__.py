@@ -32,7 +32,6 @@ from parley.group import (
 )
 from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.cache import Cache
-from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
 from parley.nested import initiate_chats
 from parley.swarm import (
     AFTER_WORK,
@@ -55,12 +54,13 @@ from parley.tools import Tool
 if TYPE_CHECKING:
     from parley.group.results import ReplyResult, SwarmResult
     from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
+    from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
     from parley.runners import Outcome, RayRunner, a_run_many, run_many
 
 __version__ = "0.1.0"
 
-#: Names loaded on first use: pydantic models (``import parley`` does not load pydantic), and the batch
-#: runners, which a chat does not need.
+#: Names loaded on first use: pydantic models (``import parley`` does not load pydantic), the batch
+#: runners and the scripted models, which a chat with a real model does not need.
 _LAZY = {
     "LLMConfig": "parley.models.llm_config",
     "OpenAILLMConfigEntry": "parley.models.llm_config",
@@ -70,6 +70,10 @@ _LAZY = {
     "RayRunner": "parley.runners",
     "a_run_many": "parley.runners",
     "run_many": "parley.runners",
+    "FunctionModel": "parley.models.scripted",
+    "ModelRequest": "parley.models.scripted",
+    "ScriptedModel": "parley.models.scripted",
+    "tool_call": "parley.models.scripted",
 }
 
 

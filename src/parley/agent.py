@@ -13,6 +13,7 @@ import itertools
 import os
 import re
 import sys
+import types
 import warnings
 import weakref
 from collections import defaultdict
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from parley.run_response import AsyncRunResponse, RunOutcome, RunResponse
 
 _WHITESPACE = re.compile(r"\s")
+_Coroutine = types.CoroutineType
 
 HumanInputMode = Literal["ALWAYS", "NEVER", "TERMINATE"]
 HUMAN_INPUT_MODES = ("ALWAYS", "NEVER", "TERMINATE")
@@ -589,7 +591,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 reply_func = entry["reply_func"]
                 runner = entry["async_twin"] or reply_func
                 outcome = runner(self, messages=messages, sender=sender, config=entry["config"])
-                if type(outcome) is not tuple and inspect.isawaitable(outcome):
+                if type(outcome) is not tuple and (
+                    type(outcome) is _Coroutine or inspect.isawaitable(outcome)
+                ):
                     outcome = await outcome
                 final, reply = outcome
                 if final:

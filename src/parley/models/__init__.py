@@ -12,20 +12,20 @@ from parley.models.base import ModelClient, ModelError, ModelResponse, Usage
 from parley.models.cache import Cache
 from parley.models.config import AllConfigsFailedError, ConfigListClient, model_client_from_llm_config
 from parley.models.faults import ModelResponseError
-from parley.models.scripted import (
-    FunctionModel,
-    ModelRequest,
-    RecordedMessages,
-    ScriptedModel,
-    ScriptExhaustedError,
-    tool_call,
-)
 
 if TYPE_CHECKING:
     from parley.models.anthropic_client import AnthropicClient
     from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
     from parley.models.local import LocalModel
     from parley.models.openai_client import OpenAIClient
+    from parley.models.scripted import (
+        FunctionModel,
+        ModelRequest,
+        RecordedMessages,
+        ScriptedModel,
+        ScriptExhaustedError,
+        tool_call,
+    )
 
 _LAZY = {
     "OpenAIClient": "parley.models.openai_client",
@@ -33,6 +33,17 @@ _LAZY = {
     "LocalModel": "parley.models.local",
     "LLMConfig": "parley.models.llm_config",
     "OpenAILLMConfigEntry": "parley.models.llm_config",
+    **dict.fromkeys(
+        (
+            "FunctionModel",
+            "ModelRequest",
+            "RecordedMessages",
+            "ScriptedModel",
+            "ScriptExhaustedError",
+            "tool_call",
+        ),
+        "parley.models.scripted",
+    ),
 }
 
 __all__ = [
