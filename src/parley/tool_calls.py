@@ -145,55 +145,33 @@ def run_tool_calls(
     return _resolve_handoffs(outcomes, check_handoff)
 
 
-def run_tool_call(
+async def run_only_call(
     tool_call: dict[str, Any],
     tools: Mapping[str, Tool],
     context_variables: dict[str, Any] | None,
     check_handoff: HandoffCheck | None,
     timeout: float | None,
-    on_execute: OnExecute | None = None,
+    on_execute: OnExecute | None,
+    *,
+    sync: bool,
 ) -> ToolOutcome:
-    """The outcome of a message's only tool call, run synchronously, with nothing recorded: what
-    :func:`run_tool_calls` returns for ``[tool_call]``, without its bookkeeping for several calls."""
-    call = _only_call(tool_call, tools, timeout, sync=True)
+    """The outcome of a message's only tool call, with nothing recorded: what :func:`run_tool_calls`
+    (``sync``: the coroutine then never suspends) or :func:`a_run_tool_calls` returns for
+    ``[tool_call]``, without their bookkeeping for several calls."""
+    call = _only_call(tool_call, tools, timeout, sync=sync)
     if call is None:
-        return run_tool_calls(
-            [tool_call],
-            tools,
-            context_variables,
-            on_execute=on_execute,
-            check_handoff=check_handoff,
-            timeout=timeout,
-        )[0]
+        options: dict[str, Any] = {
+            "on_execute": on_execute,
+            "check_handoff": check_handoff,
+            "timeout": timeout,
+        }
+        if sync:
+            return run_tool_calls([tool_call], tools, context_variables, **options)[0]
+        return (await a_run_tool_calls([tool_call], tools, context_variables, **options))[0]
     if on_execute is not None:
         _announce(on_execute, call)
-    outcome = _invoke(call, _given(call[1], context_variables), on_execute is not None)
-    return _only_handoff(outcome, check_handoff)
-
-
-async def a_run_tool_call(
-    tool_call: dict[str, Any],
-    tools: Mapping[str, Tool],
-    context_variables: dict[str, Any] | None,
-    check_handoff: HandoffCheck | None,
-    timeout: float | None,
-    on_execute: OnExecute | None = None,
-) -> ToolOutcome:
-    """Async twin of :func:`run_tool_call`: what :func:`a_run_tool_calls` returns for ``[tool_call]``."""
-    call = _only_call(tool_call, tools, timeout, sync=False)
-    if call is None:
-        outcomes = await a_run_tool_calls(
-            [tool_call],
-            tools,
-            context_variables,
-            on_execute=on_execute,
-            check_handoff=check_handoff,
-            timeout=timeout,
-        )
-        return outcomes[0]
-    if on_execute is not None:
-        _announce(on_execute, call)
-    outcome = await _a_invoke(call, _given(call[1], context_variables), on_execute is not None)
+    given, timed = _given(call[1], context_variables), on_execute is not None
+    outcome = _invoke(call, given, timed) if sync else await _a_invoke(call, given, timed)
     return _only_handoff(outcome, check_handoff)
 
 
@@ -221,12 +199,22 @@ def _given(tool: Tool, context_variables: dict[str, Any] | None) -> _Given:
 
 def _only_handoff(outcome: ToolOutcome, check_handoff: HandoffCheck | None) -> ToolOutcome:
     """The outcome of a message's only call, its handoff an error if it cannot be taken."""
-    if outcome.handoff is not None and check_handoff is not None:
-        problem = check_handoff(outcome.handoff)
-        if problem is not None:
-            outcome.content = f"Error: {outcome.name} cannot hand off: {problem}"
-            outcome.handoff = None
+    if outcome.handoff is not None:
+        _drop_invalid_handoff(outcome, check_handoff)
     return outcome
+
+
+def _drop_invalid_handoff(outcome: ToolOutcome, check_handoff: HandoffCheck | None) -> None:
+    """Make the handoff ``outcome`` asks for an error the model is told, if the chat cannot take it."""
+    problem = check_handoff(outcome.handoff) if check_handoff is not None else None
+    if problem is not None:
+        outcome.content = handoff_refused(outcome.name, problem)
+        outcome.handoff = None
+
+
+def handoff_refused(tool: str, problem: str) -> str:
+    """What the model is told when the handoff ``tool`` asked for cannot be taken."""
+    return f"Error: {tool} cannot hand off: {problem}"
 
 
 async def a_run_tool_calls(
@@ -507,10 +495,8 @@ def _resolve_handoffs(
         done.append(outcome)
         if outcome.handoff is None:
             continue
-        problem = check_handoff(outcome.handoff) if check_handoff is not None else None
-        if problem is not None:
-            outcome.content = f"Error: {outcome.name} cannot hand off: {problem}"
-            outcome.handoff = None
+        _drop_invalid_handoff(outcome, check_handoff)
+        if outcome.handoff is None:
             continue
         if taken is None:
             taken = outcome

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from parley.coroutines import run_sync
 from parley.engine import current_chat
 from parley.events import ContextUpdated, ToolExecuting, ToolFinished
 from parley.journal import handoff_data, handoff_from_data
@@ -16,10 +17,10 @@ from parley.models.base import ModelClient
 from parley.tool_calls import (
     HandoffCheck,
     ToolOutcome,
-    a_run_tool_call,
     a_run_tool_calls,
+    handoff_refused,
     result_text,
-    run_tool_call,
+    run_only_call,
     run_tool_calls,
 )
 from parley.tools import Tool, ToolResult, as_tool
@@ -129,8 +130,6 @@ class ToolUseMixin:
         try:
             content = tool.func(**arguments)
             if inspect.isawaitable(content):
-                from parley.coroutines import run_sync
-
                 content = run_sync(_awaited(content))
         except Exception as error:
             return False, {"name": name, "role": "function", "content": f"Error: {error}"}
@@ -193,11 +192,18 @@ class ToolUseMixin:
         is kept for the chat's next-speaker rule (the first valid one wins; later ones are answered as
         not taken; one naming no agent of the chat is an error).
         """
+        reply: dict[str, Any] | None = run_sync(self._run_own_calls(messages, calls, sync=True))
+        return reply
+
+    async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
+        """Async twin of :meth:`_own_tool_reply`: calls run concurrently where they can."""
+        return await self._run_own_calls(messages, None, sync=False)
+
+    async def _run_own_calls(
+        self, messages: list[Message], calls: list[dict[str, Any]] | None, *, sync: bool
+    ) -> dict[str, Any] | None:
         if calls is None:
-            last = messages[-1] if messages else None
-            if last is None or last.get("name") != self._name:
-                return None
-            calls = last.get("tool_calls")
+            calls = self._own_pending_calls(messages)
             if not calls:
                 return None
         chat = current_chat.get()
@@ -210,45 +216,22 @@ class ToolUseMixin:
                 reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
                 if reply is not None:
                     return reply
-            outcome = run_tool_call(
+            outcome = await run_only_call(
                 calls[0],
                 self._executable_tools(),
                 chat.state.context_variables,
                 check,
                 self.tool_timeout,
                 _execution_teller(chat, self._name) if chat.listeners else None,
+                sync=sync,
             )
             return _only_reply(outcome, chat, self._name)
         options = self._tool_options(chat, calls, _handoff_check(chat))
-        outcomes = run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
-        return self._tool_reply(outcomes, chat)
-
-    async def _a_own_tool_reply(self, messages: list[Message]) -> dict[str, Any] | None:
-        """Async twin of :meth:`_own_tool_reply`: calls run concurrently where they can."""
-        calls = self._own_pending_calls(messages)
-        if not calls:
-            return None
-        chat = current_chat.get()
-        if chat is not None and chat.budgets is not None and self._over_budget(chat, calls):
-            return OVER_BUDGET
-        if chat is not None and not chat.state.tool_results and len(calls) == 1:
-            check = getattr(chat.rule, "handoff_problem", None)
-            handoffs = self._handoffs
-            if handoffs is not None:
-                reply = _transfer_reply(handoffs, calls[0], chat, check, self._name)
-                if reply is not None:
-                    return reply
-            outcome = await a_run_tool_call(
-                calls[0],
-                self._executable_tools(),
-                chat.state.context_variables,
-                check,
-                self.tool_timeout,
-                _execution_teller(chat, self._name) if chat.listeners else None,
-            )
-            return _only_reply(outcome, chat, self._name)
-        options = self._tool_options(chat, calls, _handoff_check(chat))
-        outcomes = await a_run_tool_calls(calls, self._executable_tools(), self._context_of(chat), **options)
+        tools, context = self._executable_tools(), self._context_of(chat)
+        if sync:
+            outcomes = run_tool_calls(calls, tools, context, **options)
+        else:
+            outcomes = await a_run_tool_calls(calls, tools, context, **options)
         return self._tool_reply(outcomes, chat)
 
     def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
@@ -566,7 +549,7 @@ def _transfer_reply(
         state.handoff = target
         chat.handoff_tool = name
     else:
-        content = f"Error: {name} cannot hand off: {problem}"
+        content = handoff_refused(name, problem)
         state.handoff = None
     call_id = call.get("id")
     if chat.listeners:
