@@ -153,35 +153,33 @@ class Budgets:
                 or (guard.cost is not None and info.price is not None)
                 for guard in self._guards
             )
-        prompt = 0
-        if info.needs_prompt:
-            if len(log) > self._counted:
-                self._count(log)
-            prompt = self._prompt_bound(agent, info, request, tools)
+        # None: no budget needs it (a refusal measures it, to say what the call would have cost)
+        prompt = self._bound(agent, info, request, tools, log) if info.needs_prompt else None
         configured = info.max_tokens
         price = info.price
         cap: int | None = None
         for guard in self._guards:
             spent = guard.spent
             if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
-                prompt = self._bound(agent, info, request, tools, log)
-                return _refusal(guard.time, spent, _planned(agent, prompt, configured, info))
+                return self._refused(guard.time, spent, agent, info, prompt, request, tools, log)
             if guard.model_calls is not None and spent.model_calls >= guard.model_calls.limit:
-                prompt = self._bound(agent, info, request, tools, log)
-                return _refusal(guard.model_calls, spent, _planned(agent, prompt, configured, info))
+                return self._refused(guard.model_calls, spent, agent, info, prompt, request, tools, log)
             if guard.tokens is not None:
+                assert prompt is not None, "a token budget needs the prompt's bound"
                 room = guard.tokens.limit - spent.tokens - prompt
                 if room < (1 if configured is None else configured):
-                    return _refusal(guard.tokens, spent, _planned(agent, prompt, configured, info))
+                    return self._refused(guard.tokens, spent, agent, info, prompt, request, tools, log)
                 if configured is None and (cap is None or room < cap):
                     cap = room
             cost = guard.cost
             if cost is not None and price is None:
                 if spent.cost >= cost.usd:
-                    prompt = self._bound(agent, info, request, tools, log)
-                    return _refusal(cost, spent, _planned(agent, prompt, configured, info))
+                    return self._refused(cost, spent, agent, info, prompt, request, tools, log)
                 cost = None
             if cost is not None or guard.others:
+                assert prompt is not None, (
+                    "a priced cost budget and a custom condition need the prompt's bound"
+                )
                 call = _planned(agent, prompt, configured, info)
                 priced: list[Condition] = [] if cost is None else [cost]
                 for condition in priced + guard.others:
@@ -192,6 +190,23 @@ class Budgets:
                     if allowed is not None and (cap is None or allowed < cap):
                         cap = allowed
         return _NO_PARAMS if cap is None else {"max_tokens": max(cap, 1)}
+
+    def _refused(
+        self,
+        condition: Condition,
+        spent: Spent,
+        agent: str,
+        info: _ClientInfo,
+        prompt: int | None,
+        request: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        log: Sequence[Message],
+    ) -> StopReason:
+        """Why ``condition`` refuses the call, which it plans with the prompt's bound (measured now if no
+        budget needed it before)."""
+        if prompt is None:
+            prompt = self._bound(agent, info, request, tools, log)
+        return _refusal(condition, spent, _planned(agent, prompt, info.max_tokens, info))
 
     def _bound(
         self,
