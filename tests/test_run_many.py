@@ -334,29 +334,33 @@ def test_an_outcome_reads_as_its_value_or_its_error():
 
 
 @pytest.fixture
-def default_gc_thresholds() -> Any:
+def gc_threshold(request: pytest.FixtureRequest) -> Any:
+    """The youngest generation's threshold set for the test (700, the default, unless parametrized)."""
+    threshold = getattr(request, "param", 700)
     saved = gc.get_threshold()
-    gc.set_threshold(700, 10, 10)
-    yield
+    gc.set_threshold(threshold, 10, 10)
+    yield threshold
     gc.set_threshold(*saved)
 
 
-def test_the_cycle_collector_runs_less_often_during_a_batch_and_as_before_after_it(
-    default_gc_thresholds: None,
-):
+def thresholds_seen(items: int) -> list[tuple[int, int, int]]:
+    """The collector's thresholds as each item of a batch of ``items`` saw them."""
     seen: list[tuple[int, int, int]] = []
 
     async def look(item: int) -> int:
         seen.append(gc.get_threshold())
         return item
 
-    run_many(look, range(3))
+    run_many(look, range(items))
+    return seen
 
-    assert seen == [(BATCH_THRESHOLD, 10, 10)] * 3
+
+def test_the_cycle_collector_runs_less_often_during_a_batch_and_as_before_after_it(gc_threshold: int):
+    assert thresholds_seen(3) == [(BATCH_THRESHOLD, 10, 10)] * 3
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_thresholds_are_put_back_when_the_last_of_two_batches_at_once_ends(default_gc_thresholds: None):
+def test_thresholds_are_put_back_when_the_last_of_two_batches_at_once_ends(gc_threshold: int):
     after_first: list[tuple[int, int, int]] = []
 
     async def both() -> None:
@@ -382,25 +386,13 @@ def test_thresholds_are_put_back_when_the_last_of_two_batches_at_once_ends(defau
     assert gc.get_threshold() == (700, 10, 10)
 
 
-@pytest.mark.parametrize("threshold", [0, 100_000])
-def test_a_threshold_of_the_users_own_off_or_higher_is_left_alone(threshold: int):
-    saved = gc.get_threshold()
-    gc.set_threshold(threshold, 10, 10)
-    try:
-        seen: list[tuple[int, int, int]] = []
-
-        async def look(item: int) -> int:
-            seen.append(gc.get_threshold())
-            return item
-
-        run_many(look, range(2))
-        assert seen == [(threshold, 10, 10)] * 2
-        assert gc.get_threshold() == (threshold, 10, 10)
-    finally:
-        gc.set_threshold(*saved)
+@pytest.mark.parametrize("gc_threshold", [0, 100_000], indirect=True)
+def test_a_threshold_of_the_users_own_off_or_higher_is_left_alone(gc_threshold: int):
+    assert thresholds_seen(2) == [(gc_threshold, 10, 10)] * 2
+    assert gc.get_threshold() == (gc_threshold, 10, 10)
 
 
-def test_a_threshold_changed_during_the_batch_is_kept(default_gc_thresholds: None):
+def test_a_threshold_changed_during_the_batch_is_kept(gc_threshold: int):
     async def change(item: int) -> int:
         gc.set_threshold(5_000, 10, 10)
         return item
@@ -408,3 +400,11 @@ def test_a_threshold_changed_during_the_batch_is_kept(default_gc_thresholds: Non
     run_many(change, range(1))
 
     assert gc.get_threshold() == (5_000, 10, 10)
+
+
+def test_a_ray_actor_keeps_the_batch_threshold_for_its_life(gc_threshold: int):
+    from parley.runners.ray_actor import ChatWorker
+
+    ChatWorker(support_chat, concurrency=2, store_url=None, batch_id="b")
+
+    assert gc.get_threshold() == (BATCH_THRESHOLD, 10, 10)

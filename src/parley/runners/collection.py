@@ -29,10 +29,7 @@ def fewer_collections() -> Iterator[None]:
     global _running, _saved
     with _lock:
         if _running == 0:
-            current = gc.get_threshold()
-            if 0 < current[0] < BATCH_THRESHOLD:
-                _saved = current
-                gc.set_threshold(BATCH_THRESHOLD, current[1], current[2])
+            _saved = _raise_threshold()
         _running += 1
     try:
         yield
@@ -48,6 +45,14 @@ def fewer_collections() -> Iterator[None]:
 def batch_process() -> None:
     """Set the thresholds of :func:`fewer_collections` for good, in a process that only runs batches (a
     Ray actor)."""
+    _raise_threshold()
+
+
+def _raise_threshold() -> tuple[int, int, int] | None:
+    """Set the youngest generation's threshold to :data:`BATCH_THRESHOLD`, unless it is 0 or higher; the
+    thresholds it replaced, or ``None`` if it left them alone."""
     current = gc.get_threshold()
-    if 0 < current[0] < BATCH_THRESHOLD:
-        gc.set_threshold(BATCH_THRESHOLD, current[1], current[2])
+    if not 0 < current[0] < BATCH_THRESHOLD:
+        return None
+    gc.set_threshold(BATCH_THRESHOLD, current[1], current[2])
+    return current
