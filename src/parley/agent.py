@@ -257,9 +257,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         (this agent was given a ``code_execution_config``) and parley does not; never a reply."""
         if self._told_code_not_run:
             return False, None
-        if messages is None and sender is not None:
-            messages = self._view(sender).messages
-        content = messages[-1].get("content") if messages else None
+        message = self._last_received(messages, sender)
+        content = message.get("content") if message is not None else None
         if isinstance(content, str) and "```" in content:
             self._told_code_not_run = True
             text = (
