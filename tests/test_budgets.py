@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -144,6 +145,36 @@ def test_model_and_tool_call_limits():
     assert "the limit of 3 tool calls would be exceeded: 3 run, and user is about to run 1 more" in str(
         by_tools.stop_reason
     )
+
+
+def test_a_time_budget_stops_before_the_next_model_call_and_before_tool_calls():
+    model = ScriptedModel([tool_call("nap", id=f"n{n}") for n in range(5)] + ["done"])
+    user, assistant = talkers(model)
+    naps: list[int] = []
+
+    def nap() -> str:
+        naps.append(1)
+        time.sleep(0.15)
+        return "rested"
+
+    register_function(nap, caller=assistant, executor=user, name="nap", description="Nap.")
+
+    by_model = user.initiate_chat(assistant, "go", stop_when=MaxTime(0.1), silent=True)
+    assert len(naps) == 1 and len(model.requests) == 1, "the call after the slow tool is not made"
+    assert str(by_model.stop_reason).startswith("the time limit of 0.1 s is reached (")
+    assert by_model.stop_reason.agent == "assistant"
+
+    def slow_model(request: ModelRequest) -> Any:
+        time.sleep(0.15)
+        return ModelResponse({"role": "assistant", "content": None, "tool_calls": [tool_call("nap")]})
+
+    user, assistant = talkers(FunctionModel(slow_model))
+    register_function(nap, caller=assistant, executor=user, name="nap", description="Nap.")
+    naps.clear()
+    by_tool = user.initiate_chat(assistant, "go", stop_when=MaxTime(0.1), silent=True)
+    assert naps == [], "the tool call that comes after the time ran out is not run"
+    assert str(by_tool.stop_reason).startswith("the time limit of 0.1 s is reached (")
+    assert by_tool.stop_reason.agent == "user"
 
 
 def test_conditions_combine_and_the_first_that_holds_stops_the_chat():

@@ -35,6 +35,7 @@ _PER_REQUEST = 16
 _PLAIN_MESSAGE = _PER_MESSAGE + 32
 """A plain message's bound beyond its content: the template's tokens, its role and its name."""
 _NO_PARAMS: dict[str, Any] = {}
+_monotonic = time.monotonic
 
 
 class _ClientInfo:
@@ -75,6 +76,8 @@ class _Guard:
     tool_calls: MaxToolCalls | None = None
     time: MaxTime | None = None
     others: list[Condition] = field(default_factory=list)
+    seconds: float | None = None
+    """:attr:`time`'s seconds."""
 
     def add(self, condition: Condition) -> None:
         if isinstance(condition, AnyOf):
@@ -95,6 +98,7 @@ class _Guard:
         elif isinstance(condition, MaxTime):
             if self.time is None or condition.seconds < self.time.seconds:
                 self.time = condition
+                self.seconds = condition.seconds
         else:
             self.others.append(condition)
 
@@ -146,22 +150,19 @@ class Budgets:
         """
         info = self._clients.get(id(client))
         if info is None or info.client is not client:
-            info = self._clients[id(client)] = _ClientInfo(client)
-            info.needs_prompt = any(
-                guard.tokens is not None
-                or guard.others
-                or (guard.cost is not None and info.price is not None)
-                for guard in self._guards
-            )
+            info = self._client_info(client)
         # None: no budget needs it (a refusal measures it, to say what the call would have cost)
-        prompt = self._bound(agent, info, request, tools, log) if info.needs_prompt else None
+        prompt: int | None = None
+        if info.needs_prompt:
+            if len(log) > self._counted:
+                self._count(log)
+            prompt = self._prompt_bound(agent, info, request, tools)
         configured = info.max_tokens
-        price = info.price
         cap: int | None = None
         for guard in self._guards:
             spent = guard.spent
-            if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
-                return self._refused(guard.time, spent, agent, info, prompt, request, tools, log)
+            if guard.seconds is not None and _monotonic() - spent.started >= guard.seconds:
+                return self._refused(guard.time, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
             if guard.model_calls is not None and spent.model_calls >= guard.model_calls.limit:
                 return self._refused(guard.model_calls, spent, agent, info, prompt, request, tools, log)
             if guard.tokens is not None:
@@ -172,24 +173,47 @@ class Budgets:
                 if configured is None and (cap is None or room < cap):
                     cap = room
             cost = guard.cost
-            if cost is not None and price is None:
+            if cost is not None and info.price is None:
                 if spent.cost >= cost.usd:
                     return self._refused(cost, spent, agent, info, prompt, request, tools, log)
                 cost = None
             if cost is not None or guard.others:
-                assert prompt is not None, (
-                    "a priced cost budget and a custom condition need the prompt's bound"
-                )
-                call = _planned(agent, prompt, configured, info)
-                priced: list[Condition] = [] if cost is None else [cost]
-                for condition in priced + guard.others:
-                    reason = condition.before_model_call(spent, call)
-                    if reason is not None:
-                        return reason
-                    allowed = condition.completion_limit(spent, call)
-                    if allowed is not None and (cap is None or allowed < cap):
-                        cap = allowed
+                asked = self._ask(guard, cost, agent, info, prompt, cap)
+                if isinstance(asked, StopReason):
+                    return asked
+                cap = asked
         return _NO_PARAMS if cap is None else {"max_tokens": max(cap, 1)}
+
+    def _client_info(self, client: Any) -> _ClientInfo:
+        info = self._clients[id(client)] = _ClientInfo(client)
+        info.needs_prompt = any(
+            guard.tokens is not None or guard.others or (guard.cost is not None and info.price is not None)
+            for guard in self._guards
+        )
+        return info
+
+    @staticmethod
+    def _ask(
+        guard: _Guard,
+        cost: MaxCost | None,
+        agent: str,
+        info: _ClientInfo,
+        prompt: int | None,
+        cap: int | None,
+    ) -> int | StopReason | None:
+        """Ask a priced cost budget and the custom conditions about the call: why it must not run, or the
+        tightest ``max_tokens`` cap so far."""
+        assert prompt is not None, "a priced cost budget and a custom condition need the prompt's bound"
+        call = _planned(agent, prompt, info.max_tokens, info)
+        priced: list[Condition] = [] if cost is None else [cost]
+        for condition in priced + guard.others:
+            reason = condition.before_model_call(guard.spent, call)
+            if reason is not None:
+                return reason
+            allowed = condition.completion_limit(guard.spent, call)
+            if allowed is not None and (cap is None or allowed < cap):
+                cap = allowed
+        return cap
 
     def _refused(
         self,
@@ -205,21 +229,10 @@ class Budgets:
         """Why ``condition`` refuses the call, which it plans with the prompt's bound (measured now if no
         budget needed it before)."""
         if prompt is None:
-            prompt = self._bound(agent, info, request, tools, log)
+            if len(log) > self._counted:
+                self._count(log)
+            prompt = self._prompt_bound(agent, info, request, tools)
         return _refusal(condition, spent, _planned(agent, prompt, info.max_tokens, info))
-
-    def _bound(
-        self,
-        agent: str,
-        info: _ClientInfo,
-        request: Sequence[Message],
-        tools: Sequence[dict[str, Any]],
-        log: Sequence[Message],
-    ) -> int:
-        """The most tokens the prompt can be (see :meth:`_prompt_bound`), the log's new messages counted."""
-        if len(log) > self._counted:
-            self._count(log)
-        return self._prompt_bound(agent, info, request, tools)
 
     def _count(self, log: Sequence[Message]) -> None:
         """Add the bytes of the messages appended since the last call to :attr:`log_bytes`."""
@@ -227,7 +240,7 @@ class Budgets:
         for message in log[self._counted :]:
             content = message.get("content")
             if type(content) is str and len(message) <= 3:
-                total += _text_bytes(content) + _PLAIN_MESSAGE
+                total += (len(content) if content.isascii() else len(content.encode())) + _PLAIN_MESSAGE
             else:
                 total += _logged_bound(message)
         self.log_bytes += total
@@ -241,8 +254,8 @@ class Budgets:
                 reason = guard.tool_calls.before_tool_calls(spent, count, agent)
                 if reason is not None:
                     return reason
-            if guard.time is not None and time.monotonic() - spent.started >= guard.time.seconds:
-                return guard.time.before_tool_calls(spent, count, agent)
+            if guard.seconds is not None and _monotonic() - spent.started >= guard.seconds:
+                return guard.time.before_tool_calls(spent, count, agent)  # type: ignore[union-attr]
             for condition in guard.others:
                 reason = condition.before_tool_calls(spent, count, agent)
                 if reason is not None:
@@ -254,13 +267,17 @@ class Budgets:
     def spend_model_call(self, agent: str, response: ModelResponse) -> None:
         """Count a model call against every budget."""
         usage = response.usage
+        prompt_tokens = usage.prompt_tokens
+        tokens = prompt_tokens + usage.completion_tokens
+        cost = response.cost
         for spent in self.spents:
-            spent.tokens += usage.prompt_tokens + usage.completion_tokens
-            spent.cost += response.cost
+            spent.tokens += tokens
+            spent.cost += cost
             spent.model_calls += 1
-        mark = self._marks.get(agent)
-        if mark is not None and usage.prompt_tokens > 0:
-            mark.tokens = usage.prompt_tokens
+        if prompt_tokens > 0:
+            mark = self._marks.get(agent)
+            if mark is not None:
+                mark.tokens = prompt_tokens
 
     def _prompt_bound(
         self, agent: str, client: _ClientInfo, request: Sequence[Message], tools: Sequence[dict[str, Any]]
@@ -277,11 +294,15 @@ class Budgets:
         mark = self._marks.get(agent)
         log_bytes = self.log_bytes
         if mark is not None and mark.tools is tools and (mark.system is system or mark.system == system):
-            size = mark.size + log_bytes - mark.log_bytes
+            added = log_bytes - mark.log_bytes
+            size = mark.size + added
             tokens = mark.tokens
-            bound = size if tokens is None else min(size, tokens + log_bytes - mark.log_bytes)
-            mark.log_bytes, mark.size, mark.tokens = log_bytes, size, None
-            return bound
+            mark.log_bytes = log_bytes
+            mark.size = size
+            if tokens is None:
+                return size
+            mark.tokens = None
+            return size if size < tokens + added else tokens + added
         size = self._tools_bound(tools) + _PER_REQUEST
         size += sum(_message_bound(request[index]) for index in range(len(request)))
         self._marks[agent] = _Mark(log_bytes, size, system, tools)
@@ -319,15 +340,12 @@ def _logged_bound(message: Message) -> int:
     return total if message.get("role") == "tool" else total + _message_bound(message)
 
 
-def _text_bytes(text: str) -> int:
-    """The UTF-8 size of ``text`` (its length when it is ASCII, without encoding it)."""
-    return len(text) if text.isascii() else len(text.encode())
-
-
 def _message_bound(message: Message) -> int:
+    """The bytes of a message in a model request: its text (UTF-8, measured without encoding ASCII),
+    its tool calls and its name, and the template's tokens around it."""
     content = message.get("content")
     if type(content) is str:
-        total = _text_bytes(content)
+        total = len(content) if content.isascii() else len(content.encode())
     elif content is None:
         total = 0
     else:
@@ -336,7 +354,11 @@ def _message_bound(message: Message) -> int:
     if calls:
         for call in calls:
             function = call.get("function") or {}
-            total += len(str(function.get("name", ""))) + _text_bytes(str(function.get("arguments", ""))) + 16
+            arguments = function.get("arguments", "")
+            if type(arguments) is not str:
+                arguments = str(arguments)
+            total += len(str(function.get("name", ""))) + 16
+            total += len(arguments) if arguments.isascii() else len(arguments.encode())
     name = message.get("name")
     if name:
         total += len(name)

@@ -24,6 +24,7 @@ class ModelReplyMixin:
     """The model reply function of :class:`~parley.agent.ConversableAgent`."""
 
     name: str
+    _name: str
     client: ModelClient | None
     _usage_summary: UsageSummary | None
     _views: dict[Agent, View]
@@ -91,7 +92,7 @@ class ModelReplyMixin:
         """The parameters the chat's budgets set for the call; ``None`` if they forbid it (the chat stops)."""
         if chat.budgets is None:
             return {}
-        allowed = chat.budgets.before_model_call(self.name, client, request, tools, chat.state.messages)
+        allowed = chat.budgets.before_model_call(self._name, client, request, tools, chat.state.messages)
         if isinstance(allowed, StopReason):
             chat.note_reply_stop(self, allowed)
             return None
@@ -154,7 +155,7 @@ class ModelReplyMixin:
             if chat.journal is not None:
                 chat.journal.usage.append(usage_data(response))
             if chat.budgets is not None:
-                chat.budgets.spend_model_call(self.name, response)
+                chat.budgets.spend_model_call(self._name, response)
 
     def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
         self._record_usage(response)

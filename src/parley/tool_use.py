@@ -236,7 +236,7 @@ class ToolUseMixin:
 
     def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
         assert chat.budgets is not None
-        reason = chat.budgets.before_tool_calls(self.name, len(calls))
+        reason = chat.budgets.before_tool_calls(self._name, len(calls))
         if reason is None:
             return False
         chat.note_reply_stop(self, reason)
