@@ -462,6 +462,22 @@ def test_a_list_of_messages_resumes_the_conversation_with_the_initial_agent():
     assert result.stop_reason.kind is StopKind.MAX_ROUND
 
 
+def test_a_single_message_said_by_an_agent_of_the_swarm_goes_on_with_the_initial_agent():
+    a, b = agent("a", "a answers"), agent("b", "b answers")
+    register_hand_off(a, AFTER_WORK(b))
+
+    result, _, last = initiate_swarm_chat(
+        a, [{"role": "user", "name": "b", "content": "from b"}], [a, b], silent=True
+    )
+
+    assert [(m.get("name"), m["content"]) for m in result.chat_history] == [
+        ("b", "from b"),
+        ("a", "a answers"),
+        ("b", "b answers"),
+    ]
+    assert last is b
+
+
 async def test_async_swarm_runs_async_tools():
     async def fetch(key: str, context_variables: dict[str, Any]) -> SwarmResult:
         return SwarmResult(values=f"fetched {key}", context_variables={"last": key})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pytest
 from fake_servers import FakeServer, completion, server_error
@@ -244,3 +245,24 @@ def test_building_an_agent_makes_no_request_and_loads_no_sdk(server):
 
     assert isinstance(agent.client, ConfigListClient)
     assert server.requests == []
+
+
+class _CreateOnly:
+    def create(self, messages: Any, tools: Any = None, **params: Any) -> None:
+        return None
+
+
+class _NoModel:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("llm_config", "match"),
+    [
+        (_CreateOnly(), r"_CreateOnly, which has no a_create\(\) method: a model client needs both"),
+        (_NoModel(), "llm_config must be False, None, .* or a model client .*, not _NoModel"),
+    ],
+)
+def test_an_object_that_is_not_a_whole_model_client_is_refused_saying_what_it_lacks(llm_config, match):
+    with pytest.raises(TypeError, match=match):
+        ConversableAgent("assistant", llm_config=llm_config)

@@ -98,7 +98,7 @@ async def run_group(
             agent._joined(chat)
         finished = durable is not None and durable.finished
         if chat.state.rounds == 0:
-            _start(chat, rule, initial, len(messages) if isinstance(messages, list) else 1)
+            _start(chat, rule, initial, starter, len(messages) if isinstance(messages, list) else 1)
         if not finished:
             try:
                 if sync:
@@ -323,10 +323,17 @@ def _initial_messages(
     return chosen[-1]
 
 
-def _start(chat: Chat, rule: HandoffRule, initial: tuple[Any, ConversableAgent], count: int) -> None:
-    """Say the first message; a continued conversation goes on with the initial agent."""
+def _start(
+    chat: Chat,
+    rule: HandoffRule,
+    initial: tuple[Any, ConversableAgent],
+    starter: ConversableAgent,
+    count: int,
+) -> None:
+    """Say the first message; a continued conversation, or a first message said by one of the swarm's
+    agents, goes on with the initial agent."""
     message, speaker = initial
     chat.append(message, speaker)
-    if count > 1:
+    if count > 1 or speaker is not starter:
         chat.state.turn = rule.initial_agent.name
         chat.record_turn(rule.initial_agent)

@@ -145,6 +145,13 @@ def model_client_from_llm_config(llm_config: Any) -> ModelClient | None:
         return ConfigListClient({"config_list": llm_config})
     if isinstance(llm_config, ModelClient):
         return llm_config
+    missing = [name for name in ("create", "a_create") if not callable(getattr(llm_config, name, None))]
+    if len(missing) == 1:
+        raise TypeError(
+            f"llm_config is a {type(llm_config).__name__}, which has no {missing[0]}() method: a model "
+            "client needs both create(messages, tools=None, **params) and its async twin a_create "
+            "(docs/models.md)"
+        )
     raise TypeError(
         "llm_config must be False, None, a dict with a 'config_list', a list of configs, an LLMConfig, or a "
         f"model client (such as ScriptedModel), not {type(llm_config).__name__}"
