@@ -605,3 +605,37 @@ def test_no_word_about_code_when_none_is_to_run_or_none_arrives(
     user.initiate_chat(assistant, message="hello", silent=True)
 
     assert not [w for w in recwarn if "code block" in str(w.message)]
+
+
+# send and receive after and between chats -----------------------------------------------------------------
+
+
+def test_after_a_chat_of_max_turns_a_plain_send_gets_no_reply():
+    alice = ConversableAgent("alice", llm_config=ScriptedModel(["a0"]), human_input_mode="NEVER")
+    bob = ConversableAgent("bob", llm_config=ScriptedModel(["b0", "b1"]), human_input_mode="NEVER")
+    alice.initiate_chat(bob, "start", max_turns=1, silent=True)
+
+    assert bob.reply_at_receive[alice] is False and alice.reply_at_receive[bob] is False
+    alice.send("more", bob, silent=True)
+
+    assert len(bob.client.requests) == 1, "bob answers only inside the chat"
+    assert alice.last_message(bob) == {"content": "more", "name": "alice", "role": "assistant"}
+
+
+def test_auto_replies_are_counted_across_separate_receive_calls():
+    alice = quiet("alice")
+    bob = ConversableAgent(
+        "bob",
+        llm_config=ScriptedModel(["b0", "b1", "b2"]),
+        human_input_mode="NEVER",
+        max_consecutive_auto_reply=1,
+    )
+
+    for index in range(3):
+        bob.receive(f"q{index}", alice, request_reply=True, silent=True)
+
+    # AG2: the second message finds the limit reached, so bob ends instead (and counts from zero again)
+    assert [m["content"] for m in bob.chat_messages[alice]] == ["q0", "b0", "q1", "q2", "b1"]
+    bob.reset()
+    bob.receive("q3", alice, request_reply=True, silent=True)
+    assert bob.chat_messages[alice][-1]["content"] == "b2"

@@ -56,6 +56,7 @@ from parley.tracing import entry_listeners
 if TYPE_CHECKING:
     from parley.group.handoffs import Handoffs
     from parley.run_response import AsyncRunResponse, RunOutcome, RunResponse
+    from parley.state import ChatState
 
 _WHITESPACE = re.compile(r"\s")
 _Coroutine = types.CoroutineType
@@ -111,6 +112,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     silent: bool | None = None
     _code_execution_config: dict[str, Any] | Literal[False] = False
     _last_chat: Chat | None = None
+    _pair_states: dict[Agent, ChatState] | None = None
+    """The state of this agent's latest two-agent chat with each peer (``send``/``receive`` go on
+    counting its auto-replies, as AG2's counters do)."""
     _llm_tool_schemas: list[dict[str, Any]] | None = None
     _hooks: dict[str, list[Callable[..., Any]]] | None = None
     _handoffs: Handoffs | None = None
@@ -358,8 +362,13 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def _joined(self, chat: Chat) -> None:
         """Point this agent's read APIs at ``chat``, its latest."""
-        self._views[chat.peers[self]] = chat.views[self]
+        peer = chat.peers[self]
+        self._views[peer] = chat.views[self]
         self._last_chat = chat
+        if chat.peers.get(peer) is self:  # a two-agent chat
+            if self._pair_states is None:
+                self._pair_states = {}
+            self._pair_states[peer] = chat.state
 
     @property
     def chat_messages(self) -> defaultdict[Agent, list[Message]]:
@@ -800,6 +809,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """A chat continuing this agent's latest conversation with ``peer`` (``send``/``receive``)."""
         views = {self: self._view(peer), peer: peer._view(self)}
         chat = Chat({self: peer, peer: self}, rule, silent=bool(silent), report_stop=False, views=views)
+        previous = None if self._pair_states is None else self._pair_states.get(peer)
+        if previous is not None:
+            chat.state.auto_replies.update(previous.auto_replies)
         self._joined(chat)
         peer._joined(chat)
         return chat
@@ -1005,8 +1017,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
         A two-agent chat by default; a group chat manager returns its group chat instead.
         """
-        initiator.reply_at_receive[self] = max_turns is None
-        self.reply_at_receive[initiator] = True
+        # as AG2: a chat of max_turns leaves neither agent replying on receive afterwards
+        initiator.reply_at_receive[self] = self.reply_at_receive[initiator] = max_turns is None
         conditions = [] if max_turns is None else [max_turns_condition(max_turns)]
         views = None if clear_history else {initiator: initiator._view(self), self: self._view(initiator)}
         return Chat(
@@ -1209,6 +1221,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Forget all conversations and counters."""
         self._views.clear()
         self._last_chat = None
+        self._pair_states = None
         self._loose_auto_replies.clear()
         self.reply_at_receive.clear()
         for index, entry in enumerate(self._reply_func_list):
