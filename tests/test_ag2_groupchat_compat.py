@@ -257,3 +257,48 @@ def test_a_reply_named_after_someone_else_is_logged_under_its_speaker():
     a.initiate_chat(GroupChatManager(groupchat, llm_config=False), message="start", silent=True)
 
     assert names(groupchat) == ["a", "b"]
+
+
+# run_chat, the manager's reply function ------------------------------------------------------------------
+
+
+def test_run_chat_runs_the_group_chat_from_the_last_message_and_returns_true_none():
+    a, b, c = quiet("a"), quiet("b"), quiet("c")
+    groupchat = GroupChat([a, b, c], messages=[], max_round=3, speaker_selection_method="round_robin")
+    manager = GroupChatManager(groupchat, llm_config=False, silent=True)
+
+    replied = manager.run_chat(
+        messages=[{"role": "user", "content": "direct start", "name": "a"}], sender=a, config=groupchat
+    )
+
+    assert replied == (True, None)
+    assert [(m["name"], m["content"]) for m in groupchat.messages] == [
+        ("a", "direct start"),
+        ("b", "b here"),
+        ("c", "c here"),
+    ]
+    assert manager.last_speaker is c
+    with pytest.raises(ValueError, match="own GroupChat"):
+        manager.run_chat(messages=[{"content": "x"}], sender=a, config=GroupChat([a, b], messages=[]))
+    with pytest.raises(ValueError, match="needs the agent that said the last message"):
+        manager.run_chat(messages=[{"content": "x"}])
+
+
+async def test_a_run_chat_is_its_async_twin():
+    a, b = quiet("a"), quiet("b")
+    groupchat = GroupChat([a, b], messages=[], max_round=2, speaker_selection_method="round_robin")
+    manager = GroupChatManager(groupchat, llm_config=False, silent=True)
+
+    assert await manager.a_run_chat([{"content": "go", "name": "a"}], a, groupchat) == (True, None)
+    assert [m["content"] for m in groupchat.messages] == ["go", "b here"]
+
+
+def test_a_selection_function_returning_something_else_than_an_agent_a_name_or_none_is_a_value_error():
+    a, b = quiet("a"), quiet("b")
+    groupchat = GroupChat(
+        [a, b], messages=[], max_round=3, speaker_selection_method=lambda last, groupchat: 42
+    )
+    manager = GroupChatManager(groupchat, llm_config=False)
+
+    with pytest.raises(ValueError, match=r"returned 42 \(int\); it must return an agent of the group chat"):
+        a.initiate_chat(manager, "go", silent=True)

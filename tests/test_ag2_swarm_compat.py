@@ -533,3 +533,15 @@ async def test_a_run_swarm_is_awaited():
 
     assert await response.summary == "done"
     assert await response.last_speaker == "a"
+
+
+def test_the_results_of_several_tool_calls_in_one_swarm_message_are_joined_by_a_newline():
+    def note(x: int) -> str:
+        return f"x={x}"
+
+    a = agent("a", [tool_call("note", {"x": 1}), tool_call("note", {"x": 2})], "done", functions=[note])
+
+    result, _, _ = initiate_swarm_chat(a, "go", [a], silent=True)
+
+    assert result.chat_history[2]["content"] == "x=1\nx=2"  # AG2's swarm tool executor's separator
+    assert [r["content"] for r in result.chat_history[2]["tool_responses"]] == ["x=1", "x=2"]

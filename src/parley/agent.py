@@ -365,7 +365,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         peer = chat.peers[self]
         self._views[peer] = chat.views[self]
         self._last_chat = chat
-        if chat.peers.get(peer) is self:  # a two-agent chat
+        if isinstance(peer, ConversableAgent) and chat.peers.get(peer) is self:  # a two-agent chat
             if self._pair_states is None:
                 self._pair_states = {}
             self._pair_states[peer] = chat.state

@@ -539,6 +539,44 @@ class GroupChatManager(ConversableAgent):
             return chat.state.messages
         return self._groupchat.messages
 
+    def run_chat(
+        self,
+        messages: list[Message] | None = None,
+        sender: ConversableAgent | None = None,
+        config: GroupChat | None = None,
+    ) -> tuple[bool, None]:
+        """Run the group chat from ``messages[-1]``, said by ``sender``, until it ends: AG2's reply
+        function of a manager, callable directly. ``messages`` defaults to the manager's conversation
+        with ``sender``; ``config`` must be the manager's group chat. Returns ``(True, None)``."""
+        self._direct_chat(messages, sender, config).play()
+        return True, None
+
+    async def a_run_chat(
+        self,
+        messages: list[Message] | None = None,
+        sender: ConversableAgent | None = None,
+        config: GroupChat | None = None,
+    ) -> tuple[bool, None]:
+        """Async twin of :meth:`run_chat`."""
+        await self._direct_chat(messages, sender, config).a_play()
+        return True, None
+
+    def _direct_chat(
+        self, messages: list[Message] | None, sender: ConversableAgent | None, config: GroupChat | None
+    ) -> Chat:
+        """The group chat :meth:`run_chat` runs, its first message said."""
+        if config is not None and config is not self._groupchat:
+            raise ValueError(f"run_chat's config must be {self.name}'s own GroupChat (or None)")
+        if not isinstance(sender, ConversableAgent):
+            raise ValueError(f"run_chat needs the agent that said the last message as sender, not {sender!r}")
+        if messages is None:
+            messages = self.chat_messages[sender]
+        if not messages:
+            raise ValueError("run_chat needs the messages so far: the last one starts the group chat")
+        chat = self._chat_started_by(sender, max_turns=None, clear_history=False, silent=self._silent)
+        chat.append(messages[-1], sender)
+        return chat
+
     def _chat_started_by(
         self,
         initiator: ConversableAgent,

@@ -244,7 +244,7 @@ class SpeakerSelection:
                 self._why = f"the speaker selection function {_function_name(method)} chose it"
                 return self._checked_pick(picked, last, method)
             if not isinstance(picked, str):
-                raise TypeError(
+                raise ValueError(  # AG2 raises ValueError here, which its users catch
                     f"speaker_selection_method {_function_name(method)} returned {picked!r} "
                     f"({type(picked).__name__}); it must return an agent of the group chat, a method name "
                     f"from {list(SPEAKER_SELECTION_METHODS)}, or None to end the chat"

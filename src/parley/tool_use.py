@@ -339,9 +339,11 @@ class ToolUseMixin:
         if chat is not None:
             chat.state.handoff = handoff
         responses = [outcome.as_tool_message() for outcome in outcomes]
-        content = (
-            responses[0]["content"] if len(responses) == 1 else "\n\n".join(r["content"] for r in responses)
-        )
+        if len(responses) == 1:
+            content = responses[0]["content"]
+        else:  # as AG2 joins them: its swarms' tool executor with one newline, its agents with two
+            separator = "\n" if chat is not None and chat.state.shape == "swarm" else "\n\n"
+            content = separator.join(r["content"] for r in responses)
         return Reply(role="tool", tool_responses=responses, content=content)
 
     # ------------------------------------------------------------------------------------------------
