@@ -154,13 +154,42 @@ def test_reflection_with_llm_uses_the_senders_model_when_the_recipient_has_none(
     assert model.requests[0].messages[-1]["role"] == "system"
 
 
-def test_reflection_with_llm_without_any_model_is_a_clear_error(quiet_agent):
+def test_reflection_with_llm_without_any_model_is_a_clear_error_before_the_chat(quiet_agent):
     agent_a, agent_b = quiet_agent("agent_a"), quiet_agent("agent_b")
 
-    with pytest.raises(ValueError, match="needs a model") as raised:
+    with pytest.raises(ValueError, match="needs a model, but neither agent_b nor agent_a has one"):
         agent_a.initiate_chat(agent_b, "hi", max_turns=1, silent=True, summary_method="reflection_with_llm")
 
-    assert contents(raised.value.chat_result) == ["hi", "agent_b says hi"]
+    assert agent_a.chat_messages == {}, "nothing was said"
+
+
+def test_a_reflection_whose_model_fails_gives_an_empty_summary_and_keeps_the_chat(quiet_agent):
+    model = ScriptedModel(["b0", RuntimeError("model down")])
+    agent_b = ConversableAgent("agent_b", llm_config=model, human_input_mode="NEVER")
+    agent_a = quiet_agent("agent_a")
+
+    with pytest.warns(UserWarning, match="could not summarize the chat .*model down.*the summary is empty"):
+        result = agent_a.initiate_chat(
+            agent_b, "hi", max_turns=1, silent=True, summary_method="reflection_with_llm"
+        )
+
+    assert result.summary == ""
+    assert contents(result) == ["hi", "b0"]
+    assert result.stop_reason.kind is StopKind.MAX_TURNS
+
+
+def test_the_reflection_counts_on_the_agent_whose_model_made_it(quiet_agent):
+    model = ScriptedModel(["b0", "summary"], usage=Usage(10, 5), cost=0.5)
+    agent_b = ConversableAgent("agent_b", llm_config=model, human_input_mode="NEVER")
+    agent_a = quiet_agent("agent_a")
+
+    result = agent_a.initiate_chat(
+        agent_b, "hi", max_turns=1, silent=True, summary_method="reflection_with_llm"
+    )
+
+    assert result.summary == "summary"
+    assert agent_b.get_total_usage()["total_cost"] == 1.0
+    assert agent_a.get_total_usage() is None, "agent_a has no model, as in AG2"
 
 
 def test_callable_summary_gets_sender_recipient_and_args(quiet_agent):

@@ -47,7 +47,7 @@ from parley.reply_chain import (
     plain_chain,
     reply_entry,
 )
-from parley.summary import SummaryMethod, check_summary_method, summarize
+from parley.summary import SummaryMethod, check_summary_method, no_reflection_model, summarize
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
@@ -245,6 +245,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 )
             )
         return ConversableAgent._default_reply_entries
+
+    @property
+    def code_executor(self) -> None:
+        """AG2's code executor of the agent: always ``None``, as parley executes no code."""
+        return None
 
     @classmethod
     def _replies_noting_code(cls) -> tuple[dict[str, Any], ...]:
@@ -932,6 +937,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         ):
             raise ValueError(f"max_turns must be None or a non-negative int, not {max_turns!r}")
         check_summary_method(opening.summary_method)
+        reflects = opening.summary_method == "reflection_with_llm"
+        if reflects and self.client is None and recipient.client is None:
+            raise ValueError(no_reflection_model(self, recipient))
         if opening.summary_args is not None and not isinstance(opening.summary_args, dict):
             raise TypeError(f"summary_args must be a dict, not {opening.summary_args!r}")
         if message is not None and not (isinstance(message, str | dict) or callable(message)):
@@ -1262,17 +1270,26 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
         return [{"sender": self, **check_queue_entry(chat, index)} for index, chat in enumerate(chat_queue)]
 
-    def get_total_usage(self) -> dict[str, Any]:
-        """Every model call this agent made, in AG2's usage shape (including cached calls)."""
+    def get_total_usage(self) -> dict[str, Any] | None:
+        """Every model call this agent made, in AG2's usage shape (including cached calls); ``None`` for
+        an agent without a model, as in AG2."""
+        if self.client is None:
+            return None
         return dict(self.usage_summary.to_dict()["usage_including_cached_inference"])
 
-    def get_actual_usage(self) -> dict[str, Any]:
-        """Every model call this agent made that was not answered from the cache."""
+    def get_actual_usage(self) -> dict[str, Any] | None:
+        """Every model call this agent made that was not answered from the cache; ``None`` for an agent
+        without a model."""
+        if self.client is None:
+            return None
         return dict(self.usage_summary.to_dict()["usage_excluding_cached_inference"])
 
     def print_usage_summary(self) -> None:
         """Print this agent's usage and cost."""
         total = self.get_total_usage()
+        if total is None:
+            print(f"No cost incurred from agent '{self.name}'.")
+            return
         print(f"Agent '{self.name}': total cost {total['total_cost']}")
         for model, counts in total.items():
             if model != "total_cost":

@@ -55,7 +55,6 @@ def process_nested_chat_carryover(
                 summary_args,
                 model_of=model_agent,
                 fallback=recipient,
-                usage_on=model_agent,
                 no_model="carryover summary_method 'reflection_with_llm' needs a model, but "
                 f"{model_agent.name} has none",
                 sync=True,

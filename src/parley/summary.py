@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -9,6 +10,7 @@ from parley.messages import Message, MessageSequence, content_str, flatten_for_m
 
 if TYPE_CHECKING:
     from parley.agent import ConversableAgent
+    from parley.models.base import ModelClient
 
 SummaryMethod = Literal["last_msg", "reflection_with_llm"] | Callable[..., Any] | None
 
@@ -83,16 +85,34 @@ async def reflect_with_llm(
 
     The recipient's model is used (the sender's if the recipient has none); the request is the
     conversation followed by ``summary_args["summary_prompt"]`` as a ``summary_role`` (``system``) message.
+    If the model call fails, the summary is empty and a ``UserWarning`` says why, as in AG2: the chat
+    itself went well, and its result is kept.
     """
-    return await summarize_with_model(
+    owner, client, request = summary_request(
         conversation_of(sender, recipient),
         summary_args,
         model_of=recipient,
         fallback=sender,
-        usage_on=sender,
-        no_model=f"summary_method='reflection_with_llm' needs a model, but neither {recipient.name} nor "
-        f"{sender.name} has one (llm_config=False)",
-        sync=sync,
+        no_model=no_reflection_model(sender, recipient),
+    )
+    try:
+        response = client.create(request) if sync else await client.a_create(request)
+    except Exception as error:
+        warnings.warn(
+            f"could not summarize the chat with reflection_with_llm: {error!r}; the summary is empty",
+            UserWarning,
+            stacklevel=2,
+        )
+        return ""
+    owner._record_usage(response)  # counts against the chat's budgets too
+    return content_str(response.message.get("content"))
+
+
+def no_reflection_model(sender: ConversableAgent, recipient: ConversableAgent) -> str:
+    """Why ``reflection_with_llm`` cannot summarize a chat between two agents without models."""
+    return (
+        f"summary_method='reflection_with_llm' needs a model, but neither {recipient.name} nor "
+        f"{sender.name} has one (llm_config=False)"
     )
 
 
@@ -102,13 +122,30 @@ async def summarize_with_model(
     *,
     model_of: ConversableAgent,
     fallback: ConversableAgent,
-    usage_on: ConversableAgent,
     no_model: str,
     sync: bool,
 ) -> str:
-    """The summary a model gives of ``messages``: they are sent followed by
-    ``summary_args["summary_prompt"]`` as a ``summary_role`` (``system``) message, to ``model_of``'s model
-    (``fallback``'s if it has none); the call counts on ``usage_on``.
+    """The summary a model gives of ``messages`` (see :func:`summary_request`); the call counts on the
+    agent whose model it is."""
+    owner, client, request = summary_request(
+        messages, summary_args, model_of=model_of, fallback=fallback, no_model=no_model
+    )
+    response = client.create(request) if sync else await client.a_create(request)
+    owner._record_usage(response)  # counts against the chat's budgets too
+    return content_str(response.message.get("content"))
+
+
+def summary_request(
+    messages: list[Message],
+    summary_args: dict[str, Any],
+    *,
+    model_of: ConversableAgent,
+    fallback: ConversableAgent,
+    no_model: str,
+) -> tuple[ConversableAgent, ModelClient, MessageSequence]:
+    """Who asks for a summary of ``messages``, with which model, and the request: the messages followed
+    by ``summary_args["summary_prompt"]`` as a ``summary_role`` (``system``) message, to ``model_of``'s
+    model (``fallback``'s if it has none).
 
     Raises:
         ValueError: neither agent has a model (``no_model`` says so), or a bad prompt or role.
@@ -119,10 +156,11 @@ async def summarize_with_model(
     role = summary_args.get("summary_role") or "system"
     if not isinstance(role, str):
         raise ValueError(f"summary_args['summary_role'] must be a string, not {role!r}")
-    client = model_of.client or fallback.client
-    if client is None:
+    owner = model_of if model_of.client is not None else fallback
+    if owner.client is None:
         raise ValueError(no_model)
-    request = MessageSequence(flatten_for_model(messages), [{"role": role, "content": prompt}])
-    response = client.create(request) if sync else await client.a_create(request)
-    usage_on._record_usage(response)  # counts against the chat's budgets too
-    return content_str(response.message.get("content"))
+    return (
+        owner,
+        owner.client,
+        MessageSequence(flatten_for_model(messages), [{"role": role, "content": prompt}]),
+    )
