@@ -639,3 +639,26 @@ def test_auto_replies_are_counted_across_separate_receive_calls():
     bob.reset()
     bob.receive("q3", alice, request_reply=True, silent=True)
     assert bob.chat_messages[alice][-1]["content"] == "b2"
+
+
+def test_a_tools_result_reaches_the_model_as_ag2_writes_it():
+    from pydantic import BaseModel
+
+    from parley import register_function, tool_call
+
+    class Order(BaseModel):
+        id: int
+
+    returned = {"mapping": {"k": "v"}, "sequence": [1, "two"], "nothing": None, "order": Order(id=7)}
+    model = ScriptedModel([[tool_call(name, id=name) for name in returned], "done"])
+    assistant = ConversableAgent("assistant", llm_config=model, human_input_mode="NEVER")
+    user = quiet("user")
+    for name, value in returned.items():
+        register_function(
+            lambda value=value: value, caller=assistant, executor=user, name=name, description=name
+        )
+
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    responses = result.chat_history[2]["tool_responses"]
+    assert [r["content"] for r in responses] == ["{'k': 'v'}", "[1, 'two']", "None", '{"id":7}']

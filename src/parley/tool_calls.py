@@ -462,18 +462,14 @@ def _same(old: Any, new: Any) -> bool:
 
 
 def result_text(result: Any) -> str:
-    """What the model is told a tool returned."""
+    """What the model is told a tool returned, as AG2 tells it: text as it is, a pydantic model as its
+    JSON, anything else as ``str()`` gives it (``{'k': 'v'}``, ``None``)."""
     if isinstance(result, str):
         return result
-    if result is None:
-        return ""
     model_dump_json = getattr(result, "model_dump_json", None)
-    if callable(model_dump_json):
+    if callable(model_dump_json) and not isinstance(result, type):
         return str(model_dump_json())
-    try:
-        return json.dumps(result, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(result)
+    return str(result)
 
 
 def _target_name(target: Any) -> str:
