@@ -195,7 +195,10 @@ def test_the_reflection_counts_on_the_agent_whose_model_made_it(quiet_agent):
 def test_callable_summary_gets_sender_recipient_and_args(quiet_agent):
     agent_a, agent_b = quiet_agent("agent_a"), quiet_agent("agent_b")
 
+    given: list[dict[str, Any]] = []
+
     def summary(sender, recipient, summary_args):
+        given.append(summary_args)
         return f"{sender.name}/{recipient.name}/{summary_args['tag']}/{len(sender.chat_messages[recipient])}"
 
     result = agent_a.initiate_chat(
@@ -203,6 +206,7 @@ def test_callable_summary_gets_sender_recipient_and_args(quiet_agent):
     )
 
     assert result.summary == "agent_a/agent_b/t/4"
+    assert given == [{"tag": "t", "cache": None}], "AG2 adds the chat's cache to summary_args"
 
 
 # cost -----------------------------------------------------------------------------------------------

@@ -876,7 +876,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     "or register them with ignore_async_in_sync_chat=True"
                 )
         opening = _Opening(
-            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when, cache
         )
         listeners = entry_listeners(listeners, trace)
         with durability(store, chat_id) as durable, using_cache(cache):
@@ -908,7 +908,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Async twin of :meth:`initiate_chat`; async reply functions, tools and models are awaited."""
         recipient = _participant(recipient)
         opening = _Opening(
-            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when
+            message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when, cache
         )
         listeners = entry_listeners(listeners, trace)
         with durability(store, chat_id) as durable, using_cache(cache):
@@ -1050,9 +1050,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             return result
         token = current_chat.set(chat)
         try:
-            summary = await summarize(
-                self, recipient, opening.summary_method, dict(opening.summary_args or {}), sync=sync
-            )
+            summary_args = {"cache": opening.cache, **(opening.summary_args or {})}  # AG2 passes the cache
+            summary = await summarize(self, recipient, opening.summary_method, summary_args, sync=sync)
             if sync:
                 chat.finish(summary)
             else:
@@ -1325,6 +1324,7 @@ class _Opening:
     silent: bool | None
     kwargs: dict[str, Any]
     stop_when: Any
+    cache: Any = None
 
 
 def _mentions_terminate(message: Message) -> bool:
