@@ -662,3 +662,16 @@ def test_a_tools_result_reaches_the_model_as_ag2_writes_it():
 
     responses = result.chat_history[2]["tool_responses"]
     assert [r["content"] for r in responses] == ["{'k': 'v'}", "[1, 'two']", "None", '{"id":7}']
+
+
+def test_receive_prints_the_message_received_unless_silent(capsys):
+    alice = quiet("alice")
+    bob = ConversableAgent("bob", llm_config=ScriptedModel(["b0"]), human_input_mode="NEVER")
+
+    bob.receive("q0", alice, request_reply=False)
+    bob.receive("q1", alice, request_reply=False, silent=True)
+
+    out = capsys.readouterr().out
+    assert "alice (to bob):\n\nq0\n" in out
+    assert "q1" not in out
+    assert [m["content"] for m in bob.chat_messages[alice]] == ["q0", "q1"]

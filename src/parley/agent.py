@@ -27,7 +27,7 @@ from parley.chat_result import ChatResult
 from parley.context_variables import ContextVariables
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
-from parley.events import Listener
+from parley.events import ConsolePrinter, Listener, MessageSent
 from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
 from parley.limits import Condition
@@ -742,7 +742,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     ) -> None:
         """Take ``message`` from ``sender`` into this agent's view, and reply if asked to."""
         if not isinstance(sender, ConversableAgent):
-            reply = self._reply_to_protocol_agent(message, sender, request_reply)
+            reply = self._reply_to_protocol_agent(message, sender, request_reply, silent)
             if reply is not None:
                 self.send(reply, sender, silent=silent)
             return
@@ -760,7 +760,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Async twin of :meth:`receive`."""
         if not isinstance(sender, ConversableAgent):
             check_protocol_agent(sender, "sender")
-            self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+            self._take_in(message, sender, silent)
             if request_reply is False or (
                 request_reply is None and not self.reply_at_receive.get(sender, False)
             ):
@@ -779,10 +779,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._view(recipient).add(as_own(to_logged(message, self.name, parameter="message")))
         self.reply_at_receive[recipient] = True
 
-    def _reply_to_protocol_agent(self, message: Any, sender: Any, request_reply: bool | None) -> Any:
+    def _reply_to_protocol_agent(
+        self, message: Any, sender: Any, request_reply: bool | None, silent: bool | None
+    ) -> Any:
         """Take a message from an agent outside the engine into this agent's view; the reply, if asked."""
         check_protocol_agent(sender, "sender")
-        self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+        self._take_in(message, sender, silent)
         if request_reply is False or (request_reply is None and not self.reply_at_receive.get(sender, False)):
             return None
         return self.generate_reply(self._view(sender).messages, sender)
@@ -801,7 +803,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         request_reply: bool | None,
         silent: bool | None,
     ) -> Chat | None:
-        self._view(sender).add(to_logged(message, sender.name, parameter="message"))
+        self._take_in(message, sender, silent)
         requested = request_reply if request_reply is not None else self.reply_at_receive[sender]
         if not requested:
             return None
@@ -809,6 +811,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         chat.last_speaker = sender
         chat.state.last_speaker = sender.name
         return chat
+
+    def _take_in(self, message: Any, sender: Agent, silent: bool | None) -> None:
+        """Keep a message received outside a chat in this agent's view, printed unless ``silent``
+        (as AG2's ``receive`` prints it)."""
+        logged = to_logged(message, sender.name, parameter="message")
+        view = self._view(sender)
+        view.add(logged)
+        if not silent:
+            ConsolePrinter()(MessageSent(sender.name, self.name, logged, len(view.messages) - 1))
 
     def _conversation(self, peer: ConversableAgent, rule: RepliesOnReceive, silent: bool | None) -> Chat:
         """A chat continuing this agent's latest conversation with ``peer`` (``send``/``receive``)."""
