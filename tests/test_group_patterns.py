@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -10,12 +11,15 @@ from conftest import human
 from parley import (
     AgentNameTarget,
     AgentTarget,
+    AutoPattern,
     ContextVariables,
     ConversableAgent,
     DefaultPattern,
     OnCondition,
+    RandomPattern,
     ReplyResult,
     RevertToUserTarget,
+    RoundRobinPattern,
     ScriptedModel,
     StayTarget,
     StopKind,
@@ -23,7 +27,9 @@ from parley import (
     TerminateTarget,
     UserProxyAgent,
     a_initiate_group_chat,
+    a_run_group_chat,
     initiate_group_chat,
+    run_group_chat,
     tool_call,
 )
 
@@ -190,3 +196,161 @@ def test_targets_and_conditions_of_the_wrong_kind_are_named_when_made():
     with pytest.raises(ValueError, match="a StringLLMCondition's prompt must be text, not 5"):
         StringLLMCondition(5)  # type: ignore[arg-type]
     assert AgentNameTarget("billing").display_name() == "billing"
+
+
+# AG2's Pattern parameters, run API and errors ------------------------------------------------------------
+
+
+def _handing_off() -> tuple[ConversableAgent, ConversableAgent]:
+    a = agent("a", [tool_call("transfer_to_b", id="t1")])
+    b = agent("b", "b answers")
+    a.handoffs.add_llm_conditions(
+        [OnCondition(target=AgentTarget(b), condition=StringLLMCondition("b's turn"))]
+    )
+    return a, b
+
+
+@pytest.mark.parametrize("exclude", [True, False])
+def test_handoff_calls_are_kept_from_the_models_unless_told_otherwise(exclude):
+    a, b = _handing_off()
+    pattern = DefaultPattern(a, [a, b], exclude_transit_message=exclude)
+    if exclude:
+        pattern = DefaultPattern(a, [a, b])  # AG2's default
+
+    result, _, last = initiate_group_chat(pattern, "start", silent=True)
+
+    assert last is b and result.summary == "b answers"
+    sent = b.client.requests[0].messages[1:]
+    assert [m.get("content") for m in sent if m.get("role") != "tool"] == (
+        ["start"] if exclude else ["start", None]
+    )
+    assert any(m.get("role") == "tool" for m in sent) is not exclude
+
+
+@pytest.mark.parametrize(
+    ("summary_method", "summary"),
+    [
+        ("last_msg", "b answers"),
+        (None, ""),
+        (
+            lambda sender, manager, summary_args: f"{sender.name} asked {manager.name}",
+            "_User asked chat_manager",
+        ),
+    ],
+)
+def test_a_patterns_summary_method(summary_method, summary):
+    a, b = _handing_off()
+
+    result, _, _ = initiate_group_chat(
+        DefaultPattern(a, [a, b], summary_method=summary_method), "go", silent=True
+    )
+
+    assert result.summary == summary
+
+
+def test_a_reflection_summary_uses_the_managers_model_and_without_one_is_empty_with_a_warning():
+    a, b = _handing_off()
+    manager_model = ScriptedModel(["they talked"])
+    pattern = DefaultPattern(
+        a, [a, b], summary_method="reflection_with_llm", group_manager_args={"llm_config": manager_model}
+    )
+
+    assert initiate_group_chat(pattern, "go", silent=True)[0].summary == "they talked"
+
+    a, b = _handing_off()
+    with pytest.warns(UserWarning, match="could not summarize"):
+        result, _, _ = initiate_group_chat(
+            DefaultPattern(a, [a, b], summary_method="reflection_with_llm"), "go", silent=True
+        )
+    assert result.summary == ""
+
+
+def test_a_pattern_refuses_what_it_does_not_take():
+    a = agent("a", "a1")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sumary_method'"):
+        DefaultPattern(a, [a], sumary_method="last_msg")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="summary_method must be one of"):
+        DefaultPattern(a, [a], summary_method="everything")  # type: ignore[arg-type]
+    with pytest.raises(NotImplementedError, match="parley has no safeguards: leave safeguard_policy out"):
+        initiate_group_chat(DefaultPattern(a, [a]), "go", safeguard_policy={"rules": []})
+    with pytest.raises(ValueError, match="group_manager_args must be a dict"):
+        initiate_group_chat(DefaultPattern(a, [a], group_manager_args=["x"]), "go")  # type: ignore[arg-type]
+
+    result, _, _ = initiate_group_chat(DefaultPattern(a, [a]), "go", safeguard_policy=None, silent=True)
+    assert result.summary == "a1"
+
+
+def test_run_group_chat_runs_the_pattern_and_tells_its_outcome():
+    a, b = _handing_off()
+
+    response = run_group_chat(DefaultPattern(a, [a, b]), "start")
+    response.process()
+
+    assert response.summary == "b answers"
+    assert response.last_speaker == "b"
+    assert [m.get("content") for m in response.messages][-1] == "b answers"
+
+
+async def test_a_run_group_chat_is_its_async_twin():
+    a, b = _handing_off()
+
+    response = await a_run_group_chat(DefaultPattern(a, [a, b]), "start")
+    await response.process()
+
+    assert await response.summary == "b answers"
+
+
+def test_round_robin_pattern_goes_around_the_agents_then_the_user():
+    a, b, c = agent("a", "a1", "a2"), agent("b", "b1"), agent("c", "c1")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="u1")
+
+    result, _, last = initiate_group_chat(
+        RoundRobinPattern(initial_agent=a, agents=[b, a, c], user_agent=user), "go", max_rounds=6, silent=True
+    )
+
+    assert names(result) == ["user", "a", "b", "c", "user", "a"]  # the user agent says the first message
+    assert last is a
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+
+
+def test_random_pattern_never_picks_the_agent_that_just_spoke():
+    a, b, c = (agent(name, *[f"{name}{n}" for n in range(20)]) for name in "abc")
+
+    result, _, _ = initiate_group_chat(RandomPattern(a, [a, b, c]), "go", max_rounds=20, silent=True)
+
+    spoken = names(result)[1:]
+    assert len(spoken) == 19 and set(spoken) == {"a", "b", "c"}
+    assert all(first != second for first, second in itertools.pairwise(spoken))
+
+
+def test_auto_pattern_lets_the_managers_model_choose():
+    a, b = agent("a", "a1", "a2"), agent("b", "b1")
+    selector = ScriptedModel(["b", "a"])
+
+    result, _, _ = initiate_group_chat(
+        AutoPattern(a, [a, b], group_manager_args={"llm_config": selector}), "go", max_rounds=4, silent=True
+    )
+
+    assert names(result) == [None, "a", "b", "a"]
+    assert len(selector.requests) == 2
+    with pytest.raises(ValueError, match="GroupManagerTarget, which needs the group manager's model"):
+        initiate_group_chat(AutoPattern(a, [a, b]), "go", silent=True)
+
+
+def test_the_user_agent_hands_over_by_its_own_after_work_else_back_to_who_spoke_before():
+    a, b = agent("a", "a1", "a2"), agent("b", "b1")
+    a.handoffs.set_after_work(RevertToUserTarget())
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="u1")
+
+    result, _, _ = initiate_group_chat(
+        DefaultPattern(a, [a, b], user_agent=user), "go", max_rounds=4, silent=True
+    )
+    assert names(result) == ["user", "a", "user", "a"]
+
+    a, b = agent("a", "a1"), agent("b", "b1")
+    a.handoffs.set_after_work(RevertToUserTarget())
+    user.handoffs.set_after_work(AgentTarget(b))
+    result, _, _ = initiate_group_chat(
+        DefaultPattern(a, [a, b], user_agent=user), "go", max_rounds=4, silent=True
+    )
+    assert names(result) == ["user", "a", "user", "b"]

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Any
 from parley.group.context_expression import ContextExpression, ContextStr
 from parley.group.context_variables import ContextVariables
 from parley.group.handoffs import Handoffs, OnCondition, OnContextCondition, StringLLMCondition
-from parley.group.patterns import DefaultPattern, a_initiate_group_chat, initiate_group_chat
+from parley.group.patterns import (
+    AutoPattern,
+    DefaultPattern,
+    RandomPattern,
+    RoundRobinPattern,
+    a_initiate_group_chat,
+    a_run_group_chat,
+    initiate_group_chat,
+    run_group_chat,
+)
 from parley.group.targets import (
     AfterWorkOption,
     AgentNameTarget,
@@ -26,6 +35,7 @@ __all__ = [
     "AfterWorkOption",
     "AgentNameTarget",
     "AgentTarget",
+    "AutoPattern",
     "ContextExpression",
     "ContextStr",
     "ContextVariables",
@@ -34,15 +44,19 @@ __all__ = [
     "Handoffs",
     "OnCondition",
     "OnContextCondition",
+    "RandomPattern",
     "ReplyResult",
     "RevertToUserTarget",
+    "RoundRobinPattern",
     "StayTarget",
     "StringLLMCondition",
     "SwarmResult",
     "TerminateTarget",
     "TransitionTarget",
     "a_initiate_group_chat",
+    "a_run_group_chat",
     "initiate_group_chat",
+    "run_group_chat",
 ]
 
 RESULT_MODELS = ("ReplyResult", "SwarmResult")

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.engine import run_sync
 from parley.events import Listener
 from parley.group.context_variables import ContextVariables
-from parley.group.run import GroupOutcome, run_group
-from parley.group.targets import TerminateTarget, TransitionTarget, as_target
+from parley.group.run import PATTERN_API, GroupOutcome, run_group
+from parley.group.targets import (
+    FunctionTarget,
+    GroupManagerTarget,
+    TerminateTarget,
+    TransitionTarget,
+    as_target,
+)
+from parley.summary import SummaryMethod, check_summary_method
 
 if TYPE_CHECKING:
     from parley.agent import ConversableAgent
+    from parley.run_response import AsyncRunResponse, RunResponse
 
 
 class DefaultPattern:
@@ -20,7 +29,10 @@ class DefaultPattern:
 
     ``group_after_work`` applies to every agent without an after-work of its own (``agent.handoffs``);
     it ends the chat by default. ``group_manager_args`` are the arguments of the group's
-    ``GroupChatManager`` (its ``llm_config``, its ``is_termination_msg``...).
+    ``GroupChatManager`` (its ``llm_config``, its ``is_termination_msg``...). As in AG2, the calls of
+    handoff tools and their results are kept from the models (``exclude_transit_message``), and
+    ``summary_method`` is ``"last_msg"``, ``"reflection_with_llm"`` (with the manager's model), a
+    function of ``(sender, manager, summary_args)``, or ``None``.
     """
 
     def __init__(
@@ -31,8 +43,15 @@ class DefaultPattern:
         group_manager_args: dict[str, Any] | None = None,
         context_variables: ContextVariables | dict[str, Any] | None = None,
         group_after_work: TransitionTarget | None = None,
-        **kwargs: Any,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
     ) -> None:
+        check_summary_method(summary_method)
+        self.after_the_user: TransitionTarget | None = None
+        """Where the user agent hands over if it has no after-work of its own (``None``: back to the
+        agent that spoke before it)."""
+        self.exclude_transit_message = exclude_transit_message
+        self.summary_method = summary_method
         self.initial_agent = initial_agent
         self.agents = list(agents)
         self.user_agent = user_agent
@@ -45,10 +64,109 @@ class DefaultPattern:
         self.group_after_work = as_target(group_after_work or TerminateTarget(), what="group_after_work")
 
 
+class AutoPattern(DefaultPattern):
+    """The group manager's model chooses who speaks after each agent (AG2's ``AutoPattern``): a
+    :class:`DefaultPattern` whose group after-work is :class:`GroupManagerTarget`, so the manager needs a
+    model (``group_manager_args={"llm_config": ...}``). ``selection_message`` is the target's."""
+
+    def __init__(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None = None,
+        group_manager_args: dict[str, Any] | None = None,
+        context_variables: ContextVariables | dict[str, Any] | None = None,
+        selection_message: Any = None,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
+    ) -> None:
+        super().__init__(
+            initial_agent,
+            agents,
+            user_agent,
+            group_manager_args,
+            context_variables,
+            GroupManagerTarget(selection_message),
+            exclude_transit_message,
+            summary_method,
+        )
+
+
+class RoundRobinPattern(DefaultPattern):
+    """The agents speak in turn (AG2's ``RoundRobinPattern``): the initial agent, the others in the
+    order given, then the user agent if there is one, and round again. An agent's own after-work, if it
+    has one, still decides where it hands over (AG2 replaces it)."""
+
+    def __init__(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None = None,
+        group_manager_args: dict[str, Any] | None = None,
+        context_variables: ContextVariables | dict[str, Any] | None = None,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
+    ) -> None:
+        order = [initial_agent, *(a for a in agents if a is not initial_agent and a is not user_agent)]
+        if user_agent is not None:
+            order.append(user_agent)
+
+        def next_in_turn(last: ConversableAgent, messages: Any, groupchat: Any) -> ConversableAgent:
+            return order[(order.index(last) + 1) % len(order)] if last in order else order[0]
+
+        super().__init__(
+            initial_agent,
+            agents,
+            user_agent,
+            group_manager_args,
+            context_variables,
+            FunctionTarget(next_in_turn),
+            exclude_transit_message,
+            summary_method,
+        )
+        self.after_the_user = self.group_after_work
+
+
+class RandomPattern(DefaultPattern):
+    """After each agent, another agent of the group (or the user agent) chosen at random speaks (AG2's
+    ``RandomPattern``). An agent's own after-work, if it has one, still applies (AG2 replaces it)."""
+
+    def __init__(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None = None,
+        group_manager_args: dict[str, Any] | None = None,
+        context_variables: ContextVariables | dict[str, Any] | None = None,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
+    ) -> None:
+        everyone = [*agents, *([] if user_agent is None else [user_agent])]
+
+        def anyone_else(last: ConversableAgent, messages: Any, groupchat: Any) -> ConversableAgent:
+            others = [agent for agent in everyone if agent is not last]
+            return random.choice(others or everyone)
+
+        super().__init__(
+            initial_agent,
+            agents,
+            user_agent,
+            group_manager_args,
+            context_variables,
+            FunctionTarget(anyone_else),
+            exclude_transit_message,
+            summary_method,
+        )
+        self.after_the_user = self.group_after_work
+
+
 def initiate_group_chat(
     pattern: DefaultPattern,
     messages: str | list[dict[str, Any]],
     max_rounds: int = 20,
+    safeguard_policy: dict[str, Any] | str | None = None,
+    safeguard_llm_config: Any = None,
+    mask_llm_config: Any = None,
     *,
     silent: bool = False,
     store: Any = None,
@@ -62,6 +180,7 @@ def initiate_group_chat(
     ``store``, ``chat_id``, ``listeners``, ``stop_when`` and ``trace`` are as for
     :func:`~parley.swarm.initiate_swarm_chat`.
     """
+    _no_safeguards(safeguard_policy, safeguard_llm_config, mask_llm_config)
     arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
     extra = {
         "store": store,
@@ -77,6 +196,9 @@ async def a_initiate_group_chat(
     pattern: DefaultPattern,
     messages: str | list[dict[str, Any]],
     max_rounds: int = 20,
+    safeguard_policy: dict[str, Any] | str | None = None,
+    safeguard_llm_config: Any = None,
+    mask_llm_config: Any = None,
     *,
     silent: bool = False,
     store: Any = None,
@@ -86,6 +208,7 @@ async def a_initiate_group_chat(
     trace: Any = None,
 ) -> GroupOutcome:
     """Async twin of :func:`initiate_group_chat`."""
+    _no_safeguards(safeguard_policy, safeguard_llm_config, mask_llm_config)
     arguments = _pattern_arguments(pattern, messages, max_rounds, silent)
     extra = {
         "store": store,
@@ -97,11 +220,26 @@ async def a_initiate_group_chat(
     return await run_group(**arguments, **extra, sync=False)
 
 
+def _no_safeguards(policy: Any, llm_config: Any, mask_llm_config: Any) -> None:
+    """AG2's safeguards are not in parley: ``None`` is accepted, anything else is an error."""
+    given = [
+        name
+        for name, value in (
+            ("safeguard_policy", policy),
+            ("safeguard_llm_config", llm_config),
+            ("mask_llm_config", mask_llm_config),
+        )
+        if value is not None
+    ]
+    if given:
+        raise NotImplementedError(f"parley has no safeguards: leave {', '.join(given)} out (or None)")
+
+
 def _pattern_arguments(
     pattern: DefaultPattern, messages: str | list[dict[str, Any]], max_rounds: int, silent: bool
 ) -> dict[str, Any]:
     if not isinstance(pattern, DefaultPattern):
-        raise TypeError(f"pattern must be a DefaultPattern, not {pattern!r}")
+        raise TypeError(f"pattern must be a DefaultPattern (or one of its kinds), not {pattern!r}")
     return {
         "initial_agent": pattern.initial_agent,
         "messages": messages,
@@ -112,4 +250,50 @@ def _pattern_arguments(
         "after_work": pattern.group_after_work,
         "silent": silent,
         "manager_args": pattern.group_manager_args,
+        "exclude_transit_message": pattern.exclude_transit_message,
+        "summary_method": pattern.summary_method,
+        "api": PATTERN_API,
+        "after_the_user": pattern.after_the_user,
     }
+
+
+def run_group_chat(
+    pattern: DefaultPattern,
+    messages: str | list[dict[str, Any]],
+    max_rounds: int = 20,
+    safeguard_policy: dict[str, Any] | str | None = None,
+    safeguard_llm_config: Any = None,
+    mask_llm_config: Any = None,
+) -> RunResponse:
+    """AG2's run API for group patterns: the group chat runs in a worker thread and the response's
+    ``process()`` prints it; ``messages``, ``summary``, ``cost``, ``last_speaker`` and
+    ``context_variables`` are the chat's once it has finished (see :func:`initiate_group_chat`)."""
+    _no_safeguards(safeguard_policy, safeguard_llm_config, mask_llm_config)
+    arguments = _pattern_arguments(pattern, messages, max_rounds, True)
+    from parley.run_response import RunOutcome, RunResponse
+
+    def start(listener: Listener) -> RunOutcome:
+        result, context, last = run_sync(run_group(**arguments, listeners=[listener], sync=True))
+        return RunOutcome(result, last.name, context)
+
+    return RunResponse(start, list(pattern.agents))
+
+
+async def a_run_group_chat(
+    pattern: DefaultPattern,
+    messages: str | list[dict[str, Any]],
+    max_rounds: int = 20,
+    safeguard_policy: dict[str, Any] | str | None = None,
+    safeguard_llm_config: Any = None,
+    mask_llm_config: Any = None,
+) -> AsyncRunResponse:
+    """Async twin of :func:`run_group_chat`: the group chat runs in a task on the running event loop."""
+    _no_safeguards(safeguard_policy, safeguard_llm_config, mask_llm_config)
+    arguments = _pattern_arguments(pattern, messages, max_rounds, True)
+    from parley.run_response import AsyncRunResponse, RunOutcome
+
+    async def start(listener: Listener) -> RunOutcome:
+        result, context, last = await run_group(**arguments, listeners=[listener], sync=False)
+        return RunOutcome(result, last.name, context)
+
+    return AsyncRunResponse(start, list(pattern.agents))

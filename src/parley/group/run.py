@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -21,13 +23,27 @@ from parley.group.transit import Transit
 from parley.group.transitions import HandoffRule
 from parley.groupchat import GroupChat, GroupChatManager, speaker_named
 from parley.messages import Message, as_own, to_message
-from parley.summary import last_message_summary
+from parley.summary import SummaryMethod, last_message_summary, summarize_with_model, summary_text
 from parley.tracing import entry_listeners
 
 if TYPE_CHECKING:
     from parley.chat_result import ChatResult
 
 GroupOutcome = tuple["ChatResult", ContextVariables, "ConversableAgent"]
+
+
+@dataclass(frozen=True)
+class GroupApi:
+    """Which public API runs a group, so that errors name its function and parameters."""
+
+    entry: str
+    manager: str
+    manager_args: str
+    manager_target: str
+
+
+SWARM_API = GroupApi("initiate_swarm_chat", "swarm manager", "swarm_manager_args", "SWARM_MANAGER")
+PATTERN_API = GroupApi("initiate_group_chat", "group manager", "group_manager_args", "GroupManagerTarget")
 
 
 async def run_group(
@@ -48,18 +64,21 @@ async def run_group(
     listeners: Sequence[Listener] = (),
     stop_when: Any = None,
     trace: Any = None,
+    summary_method: SummaryMethod = "last_msg",
+    api: GroupApi = SWARM_API,
+    after_the_user: TransitionTarget | None = None,
 ) -> GroupOutcome:
     """Run a swarm to its end; return ``(ChatResult, context_variables, last_speaker)``.
 
     The agents address a :class:`~parley.groupchat.GroupChatManager` (made with ``manager_args``) whose
     group chat holds the agents and the log; its ``is_termination_msg`` is checked on every message.
     """
-    agents = _checked_agents(agents, initial_agent, user_agent, max_rounds)
+    agents = _checked_agents(agents, initial_agent, user_agent, max_rounds, api)
     context = _checked_context(context_variables)
     members = [*agents, user_agent] if user_agent is not None else agents
-    manager = _swarm_manager(members, max_rounds, manager_args)
-    rule = HandoffRule(agents, initial_agent, user_agent, after_work, manager)
-    _check_targets(rule, agents)
+    manager = _swarm_manager(members, max_rounds, manager_args, api)
+    rule = HandoffRule(agents, initial_agent, user_agent, after_work, manager, after_the_user)
+    _check_targets(rule, agents, api)
     transit: set[str] = set()
     for agent in members:
         enable_own_tool_execution(agent)
@@ -119,13 +138,50 @@ async def run_group(
         else:
             result = chat.result(_as_seen_by(starter, chat), copy=False)
         if not finished:
-            summary = last_message_summary(result.chat_history)
+            summary = await _summary(summary_method, result.chat_history, starter, manager, sync=sync)
             if sync:
                 chat.finish(summary)
             else:
                 await chat.a_finish(summary)
             result.summary = summary
     return result, chat.state.context_variables, chat.last_speaker or starter  # type: ignore[return-value]
+
+
+async def _summary(
+    method: SummaryMethod,
+    history: list[Message],
+    starter: ConversableAgent,
+    manager: GroupChatManager,
+    *,
+    sync: bool,
+) -> str:
+    """The group chat's summary by AG2's ``summary_method``: the last message's text, nothing (``None``),
+    a function's ``(sender, manager, summary_args)``, or the manager's model's summary (an empty one,
+    with a warning, if that fails, as in AG2)."""
+    if method == "last_msg":
+        return last_message_summary(history)
+    if method is None:
+        return ""
+    if method == "reflection_with_llm":
+        try:
+            return await summarize_with_model(
+                history,
+                {},
+                model_of=manager,
+                fallback=manager,
+                no_model=f"summary_method='reflection_with_llm' needs the group manager's model, and "
+                f"{manager.name} has none",
+                sync=sync,
+            )
+        except Exception as error:
+            warnings.warn(
+                f"could not summarize the chat with reflection_with_llm: {error!r}; the summary is empty",
+                UserWarning,
+                stacklevel=2,
+            )
+            return ""
+    assert callable(method)
+    return summary_text(method(starter, manager, {}))
 
 
 def _graph(
@@ -199,17 +255,15 @@ def _forget_earlier_groups(agent: ConversableAgent) -> None:
 
 
 def _swarm_manager(
-    members: list[ConversableAgent], max_rounds: int, manager_args: dict[str, Any] | None
+    members: list[ConversableAgent], max_rounds: int, manager_args: dict[str, Any] | None, api: GroupApi
 ) -> GroupChatManager:
-    """The swarm's ``GroupChatManager``, from AG2's ``swarm_manager_args``."""
+    """The group's ``GroupChatManager``, from AG2's ``swarm_manager_args`` (``group_manager_args``)."""
     if manager_args is None:
         manager_args = {}
     if not isinstance(manager_args, dict):
-        raise ValueError(f"swarm_manager_args must be a dict, not {type(manager_args).__name__}")
+        raise ValueError(f"{api.manager_args} must be a dict, not {type(manager_args).__name__}")
     if "groupchat" in manager_args:
-        raise ValueError(
-            "'groupchat' cannot be specified in swarm_manager_args as it is set by initiate_swarm_chat"
-        )
+        raise ValueError(f"'groupchat' cannot be specified in {api.manager_args} as it is set by {api.entry}")
     groupchat = GroupChat._of_checked(list(members), max_rounds)
     manager = GroupChatManager(groupchat, **manager_args)
     manager._runs_swarm = True
@@ -231,6 +285,7 @@ def _checked_agents(
     initial_agent: ConversableAgent,
     user_agent: ConversableAgent | None,
     max_rounds: int,
+    api: GroupApi,
 ) -> list[ConversableAgent]:
     if not isinstance(initial_agent, ConversableAgent):
         raise ValueError(f"initial_agent must be a ConversableAgent, not {initial_agent!r}")
@@ -255,7 +310,7 @@ def _checked_agents(
         )
     if initial_agent not in agents:
         raise ValueError(f"initial_agent {initial_agent.name!r} is not in agents")
-    if isinstance(max_rounds, dict):
+    if isinstance(max_rounds, dict) and api is SWARM_API:
         raise ValueError(
             "max_rounds got a dict: initiate_swarm_chat's fifth parameter is max_rounds (as the swarm "
             "documentation has it); pass swarm_manager_args by keyword"
@@ -265,7 +320,7 @@ def _checked_agents(
     return list(agents)
 
 
-def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
+def _check_targets(rule: HandoffRule, agents: list[ConversableAgent], api: GroupApi) -> None:
     _check_target(rule, rule.after_work, "the chat's after_work")
     by_manager = isinstance(rule.after_work, GroupManagerTarget)
     reachable = rule._reachable
@@ -285,8 +340,8 @@ def _check_targets(rule: HandoffRule, agents: list[ConversableAgent]) -> None:
             _check_target(rule, context_condition.target, "context handoff", agent)
     if by_manager and rule.manager.client is None:
         raise ValueError(
-            "an after-work is SWARM_MANAGER, which needs the swarm manager's model: give it one with "
-            "swarm_manager_args={'llm_config': ...}"
+            f"an after-work is {api.manager_target}, which needs the {api.manager}'s model: give it one "
+            f"with {api.manager_args}={{'llm_config': ...}}"
         )
 
 

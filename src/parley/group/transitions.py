@@ -70,6 +70,7 @@ class HandoffRule:
         user_agent: ConversableAgent | None,
         after_work: TransitionTarget,
         manager: GroupChatManager,
+        after_the_user: TransitionTarget | None = None,
     ) -> None:
         self.agents = list(agents)
         self.by_name: dict[str, ConversableAgent] = dict(
@@ -82,6 +83,9 @@ class HandoffRule:
         self.initial_agent = initial_agent
         self.user_agent = user_agent
         self.after_work = after_work
+        self.after_the_user = after_the_user
+        """Where the user agent hands over when it has no after-work of its own (``None``: back to the
+        agent that spoke before it)."""
         self.manager = manager
         self._auto: AutoSelection | None = None
         self._handoff_checked: dict[Any, None] = {}
@@ -103,7 +107,20 @@ class HandoffRule:
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
         speaker = chat.last_speaker
         if speaker is None or speaker not in self._members:
-            return self._after_the_user(chat) if speaker is self.user_agent else self.initial_agent
+            if speaker is None or speaker is not self.user_agent or chat.state.rounds <= 1:
+                return self.initial_agent  # the first message goes to the initial agent
+            handoffs = speaker._handoffs
+            target = (
+                self.after_the_user
+                if handoffs is None or handoffs.after_work is None
+                else handoffs.after_work
+            )
+            if target is None:
+                return self._after_the_user(chat)
+            choice = self.resolve(target, speaker, chat, via="after-work")
+            if type(choice) is not _ManagerChoice or self._deferring:
+                return choice  # type: ignore[return-value]
+            return run_sync(self._choose(choice, chat, sync=True))
         message = chat.state.messages[-1]
         if message.get("tool_calls"):
             return speaker
