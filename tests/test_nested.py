@@ -221,3 +221,131 @@ def test_a_nested_chat_queue_is_checked_when_it_is_registered():
     with pytest.raises(TypeError, match="chat_queue\\[1\\] must be a dict, not 'x'"):
         agent.register_nested_chats([{"recipient": agent, "message": "x"}, "x"], trigger=None)
     assert len(agent._reply_func_list) == len(ConversableAgent("other", llm_config=False)._reply_func_list)
+
+
+# chat queues by chat_id, as AG2 runs them ---------------------------------------------------------------
+
+
+def _slow_model(name: str, order: list[str]) -> Any:
+    import asyncio
+
+    from parley.models import ModelResponse
+
+    class Slow:
+        async def a_create(self, messages: Any, tools: Any = None, **params: Any) -> ModelResponse:
+            order.append(f"{name} starts")
+            await asyncio.sleep(0.05)
+            order.append(f"{name} ends")
+            return ModelResponse({"role": "assistant", "content": f"{name}: {messages[-1]['content']}"})
+
+        def create(self, messages: Any, tools: Any = None, **params: Any) -> ModelResponse:
+            raise RuntimeError("async only")
+
+    return ConversableAgent(name, llm_config=Slow(), human_input_mode="NEVER")
+
+
+async def test_a_initiate_chats_runs_chats_by_their_prerequisites_and_returns_them_by_chat_id():
+    order: list[str] = []
+    user = quiet("user")
+    r1, r2, r3 = (_slow_model(name, order) for name in ("r1", "r2", "r3"))
+    queue = [
+        {"chat_id": 1, "recipient": r1, "message": "q1", "max_turns": 1, "silent": True},
+        {"chat_id": 2, "recipient": r2, "message": "q2", "max_turns": 1, "silent": True},
+        {
+            "chat_id": 3,
+            "prerequisites": [1, 2],
+            "recipient": r3,
+            "message": "q3",
+            "max_turns": 1,
+            "silent": True,
+        },
+    ]
+
+    results = await user.a_initiate_chats(queue)
+
+    assert list(results) == [1, 2, 3]
+    assert order[:2] == ["r1 starts", "r2 starts"], "chats that wait on nothing run at once"
+    assert order[-2:] == ["r3 starts", "r3 ends"], "a chat waits for its prerequisites"
+    assert results[3].chat_history[0]["content"] == "q3\nContext: \nr1: q1\nr2: q2"
+
+
+async def test_a_initiate_chats_says_what_is_wrong_with_a_queue():
+    user, r1 = quiet("user"), quiet("r1")
+    with pytest.raises(ValueError, match=r"chat_queue\[0\] needs a 'chat_id'"):
+        await user.a_initiate_chats([{"recipient": r1, "message": "q"}])
+    with pytest.raises(ValueError, match=r"prerequisites \[9\] name no chat_id of the queue"):
+        await user.a_initiate_chats([{"chat_id": 1, "prerequisites": [9], "recipient": r1, "message": "q"}])
+    with pytest.raises(ValueError, match="go round in a circle"):
+        await user.a_initiate_chats(
+            [
+                {"chat_id": 1, "prerequisites": [2], "recipient": r1, "message": "q"},
+                {"chat_id": 2, "prerequisites": [1], "recipient": r1, "message": "q"},
+            ]
+        )
+
+
+def test_initiate_chats_takes_ag2s_integer_chat_ids_and_runs_the_chats_in_order():
+    user, r1, r2 = quiet("user"), quiet("r1", "R1 answer"), quiet("r2", "R2 answer")
+    queue = [
+        {"chat_id": 1, "recipient": r1, "message": "q1", "max_turns": 1, "silent": True},
+        {
+            "chat_id": 2,
+            "prerequisites": [1],
+            "recipient": r2,
+            "message": "q2",
+            "max_turns": 1,
+            "silent": True,
+        },
+    ]
+
+    results = user.initiate_chats(queue)
+
+    assert [r.summary for r in results] == ["R1 answer", "R2 answer"]
+    assert results[1].chat_history[0]["content"] == "q2\nContext: \nR1 answer"
+
+
+async def test_nested_chats_with_use_async_run_by_chat_id_and_a_sync_chat_is_an_error():
+    order: list[str] = []
+    inner = _slow_model("inner", order)
+    mid = quiet("mid", "mid's own model")
+    mid.register_nested_chats(
+        [{"chat_id": 1, "recipient": inner, "max_turns": 1, "silent": True}],
+        trigger=ConversableAgent,
+        use_async=True,
+    )
+    user = quiet("user")
+
+    result = await user.a_initiate_chat(mid, "top", max_turns=1, silent=True)
+    assert result.summary == "inner: top"
+
+    with pytest.raises(RuntimeError, match="async reply functions"):
+        user.initiate_chat(mid, "top", max_turns=1, silent=True)
+    with pytest.raises(ValueError, match=r"needs a 'chat_id': use_async"):
+        mid.register_nested_chats([{"recipient": inner}], trigger=ConversableAgent, use_async=True)
+
+
+def test_a_reply_function_of_your_own_runs_the_nested_chats():
+    seen: list[Any] = []
+
+    def my_nested_reply(chat_queue, recipient, messages, sender, config):
+        seen.append((len(chat_queue), recipient.name, messages[-1]["content"], sender.name))
+        return True, f"custom reply to {messages[-1]['content']}"
+
+    mid = quiet("mid", "mid's own model")
+    mid.register_nested_chats(
+        [{"recipient": quiet("inner")}],
+        trigger=ConversableAgent,
+        reply_func_from_nested_chats=my_nested_reply,
+    )
+
+    result = quiet("user").initiate_chat(mid, "top", max_turns=1, silent=True)
+
+    assert result.summary == "custom reply to top"
+    assert seen == [(1, "mid", "top", "user")]
+    with pytest.raises(ValueError, match="must be a coroutine function"):
+        mid.register_nested_chats(
+            [{"chat_id": 1, "recipient": quiet("x")}],
+            trigger=Agent,
+            reply_func_from_nested_chats=my_nested_reply,
+            use_async=True,
+        )

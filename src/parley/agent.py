@@ -500,7 +500,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self,
         chat_queue: list[dict[str, Any]],
         trigger: Trigger,
-        reply_func_from_nested_chats: str = "summary_from_nested_chats",
+        reply_func_from_nested_chats: str | Callable[..., Any] = "summary_from_nested_chats",
         position: int | None = None,
         use_async: bool | None = None,
         **kwargs: Any,
@@ -508,19 +508,29 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Reply to senders matching ``trigger`` with the summary of a queue of chats.
 
         See :func:`parley.nested.register_nested_chats`. By default the nested chats answer right after
-        the termination and human check.
+        the termination and human check. ``reply_func_from_nested_chats`` may be, as in AG2, your own
+        ``(chat_queue, recipient, messages, sender, config) -> (final, reply)`` (a coroutine function with
+        ``use_async``) that runs the queue as it wants.
         """
         from parley.nested import register_nested_chats
 
-        if reply_func_from_nested_chats != "summary_from_nested_chats":
-            raise ValueError("only reply_func_from_nested_chats='summary_from_nested_chats' is supported")
+        if reply_func_from_nested_chats != "summary_from_nested_chats" and not callable(
+            reply_func_from_nested_chats
+        ):
+            raise ValueError(
+                "reply_func_from_nested_chats must be 'summary_from_nested_chats' or a callable, "
+                f"not {reply_func_from_nested_chats!r}"
+            )
+        custom = None if isinstance(reply_func_from_nested_chats, str) else reply_func_from_nested_chats
         if position is None:
             position = 1 + next(
                 index
                 for index, entry in enumerate(self._reply_func_list)
                 if entry["reply_func"] is ConversableAgent.check_termination_and_human_reply
             )
-        register_nested_chats(self, chat_queue, trigger, position=position, use_async=use_async)
+        register_nested_chats(
+            self, chat_queue, trigger, position=position, use_async=use_async, reply_func=custom
+        )
 
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
         hook_lists = self._hooks
@@ -1266,8 +1276,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     async def a_initiate_chats(
         self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
-    ) -> list[ChatResult]:
-        """Async twin of :meth:`initiate_chats`."""
+    ) -> dict[Any, ChatResult]:
+        """Run a queue of chats from this agent on the event loop, as AG2 does: by ``chat_id`` and
+        ``prerequisites``, returning ``{chat_id: ChatResult}``
+        (see :func:`parley.nested.a_initiate_chats`)."""
         from parley.nested import a_initiate_chats
 
         return await a_initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)

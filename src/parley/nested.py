@@ -12,6 +12,8 @@ from parley.messages import Message, content_str
 from parley.summary import summarize_with_model
 
 if TYPE_CHECKING:
+    import asyncio
+
     from parley.agent import Agent, ConversableAgent
     from parley.chat_result import ChatResult
 
@@ -95,35 +97,109 @@ def initiate_chats(
     """Run chats one after another; each gets the summaries of the earlier ones as ``carryover``.
 
     Each entry holds ``initiate_chat``'s arguments plus ``sender`` and ``recipient``; or, to run a swarm,
-    ``"swarm": {initiate_swarm_chat's arguments but messages}`` with ``message``. With ``store``, every
-    chat of the queue is durable, with the ids ``chat_id``, ``chat_id.2``, ``chat_id.3``...: re-running
-    the queue after a crash returns the finished chats' results and continues the unfinished one.
+    ``"swarm": {initiate_swarm_chat's arguments but messages}`` with ``message``. An entry's
+    ``chat_id`` and ``prerequisites`` are :func:`a_initiate_chats`'s (here the chats run in order). With
+    ``store``, every chat of the queue is durable, with the ids ``chat_id``, ``chat_id.2``,
+    ``chat_id.3``...: re-running the queue after a crash returns the finished chats' results and
+    continues the unfinished one.
     """
     with _queue_scope(store, chat_id):
-        finished: list[ChatResult] = []
-        for index, entry in enumerate(chat_queue):
-            kind, arguments = _prepared(entry, index, finished)
-            finished.append(
-                _run_swarm(arguments)
-                if kind == "swarm"
-                else arguments.pop("sender").initiate_chat(**arguments)
-            )
-        return finished
+        return run_sync(run_queue(chat_queue, sync=True))
 
 
 async def a_initiate_chats(
     chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
-) -> list[ChatResult]:
-    """Async twin of :func:`initiate_chats`."""
+) -> dict[Any, ChatResult]:
+    """Run a queue of chats on the event loop, as AG2's ``a_initiate_chats`` does: every entry has a
+    ``chat_id``; a chat starts once the chats its ``prerequisites`` name have finished, with their
+    summaries as ``carryover`` (less those of ``finished_chat_indexes_to_exclude_from_carryover``, by
+    chat id), and chats that do not wait on each other run at the same time. Returns
+    ``{chat_id: ChatResult}``. ``store`` and ``chat_id`` are as for :func:`initiate_chats`.
+    """
+    import asyncio  # here, so that importing parley does not load it
+
+    entries = [check_queue_entry(entry, index) for index, entry in enumerate(chat_queue)]
     with _queue_scope(store, chat_id):
-        finished: list[ChatResult] = []
-        for index, entry in enumerate(chat_queue):
-            kind, arguments = _prepared(entry, index, finished)
-            if kind == "swarm":
-                finished.append(await _a_run_swarm(arguments))
-            else:
-                finished.append(await arguments.pop("sender").a_initiate_chat(**arguments))
-        return finished
+        tasks: dict[Any, asyncio.Task[ChatResult]] = {}
+        for index in _prerequisite_order(entries):
+            entry = entries[index]
+            waits_on = {earlier: tasks[earlier] for earlier in entry.get("prerequisites", ())}
+            tasks[entry["chat_id"]] = asyncio.ensure_future(_after(waits_on, entry, index))
+        await asyncio.gather(*tasks.values())
+        return {queue_id: task.result() for queue_id, task in tasks.items()}
+
+
+async def _after(
+    waits_on: dict[Any, asyncio.Task[ChatResult]], entry: dict[str, Any], index: int
+) -> ChatResult:
+    """Run ``entry``'s chat once the chats it waits on have finished, with their summaries as carryover."""
+    excluded = set(entry.get("finished_chat_indexes_to_exclude_from_carryover", ()))
+    carried = [(await task).summary for queue_id, task in waits_on.items() if queue_id not in excluded]
+    return await _run_chat(entry, index, carried, sync=False)
+
+
+def _prerequisite_order(entries: list[dict[str, Any]]) -> list[int]:
+    """The entries' indexes in an order where every chat comes after its prerequisites.
+
+    Raises:
+        ValueError: an entry has no ``chat_id``, two share one, a prerequisite names no chat of the
+            queue, or the prerequisites go round in a circle.
+    """
+    by_id: dict[Any, int] = {}
+    for index, entry in enumerate(entries):
+        if "chat_id" not in entry:
+            raise ValueError(
+                f"chat_queue[{index}] needs a 'chat_id': a_initiate_chats tells its chats apart by it"
+            )
+        if entry["chat_id"] in by_id:
+            raise ValueError(f"chat_queue[{index}] repeats the chat_id {entry['chat_id']!r}")
+        by_id[entry["chat_id"]] = index
+    order: list[int] = []
+    placed: set[int] = set()
+    while len(order) < len(entries):
+        ready = []
+        for index, entry in enumerate(entries):
+            if index in placed:
+                continue
+            prerequisites = entry.get("prerequisites", ())
+            unknown = [p for p in prerequisites if p not in by_id]
+            if unknown:
+                raise ValueError(
+                    f"chat_queue[{index}]'s prerequisites {unknown} name no chat_id of the queue"
+                )
+            if all(by_id[p] in placed for p in prerequisites):
+                ready.append(index)
+        if not ready:
+            waiting = [entries[i]["chat_id"] for i in range(len(entries)) if i not in placed]
+            raise ValueError(f"the prerequisites of the chats {waiting} go round in a circle")
+        order.extend(ready)
+        placed.update(ready)
+    return order
+
+
+async def _run_chat(entry: dict[str, Any], index: int, carried: list[str], *, sync: bool) -> ChatResult:
+    """Run one chat of a queue, with ``carried`` summaries of earlier chats as its carryover."""
+    kind, arguments = _prepared(entry, index, [summary for summary in carried if summary])
+    if kind == "swarm":
+        from parley.swarm import a_initiate_swarm_chat, initiate_swarm_chat
+
+        call = _swarm_call(arguments)
+        result, _, _ = initiate_swarm_chat(**call) if sync else await a_initiate_swarm_chat(**call)
+        return result
+    sender = arguments.pop("sender")
+    return sender.initiate_chat(**arguments) if sync else await sender.a_initiate_chat(**arguments)
+
+
+async def run_queue(chat_queue: list[dict[str, Any]], *, sync: bool) -> list[ChatResult]:
+    """The chats of a queue, one after another (:func:`initiate_chats`), sync or async."""
+    finished: list[ChatResult] = []
+    for index, entry in enumerate(chat_queue):
+        excluded = set(
+            check_queue_entry(entry, index).get("finished_chat_indexes_to_exclude_from_carryover", ())
+        )
+        carried = [result.summary for i, result in enumerate(finished) if i not in excluded]
+        finished.append(await _run_chat(entry, index, carried, sync=sync))
+    return finished
 
 
 @contextmanager
@@ -147,13 +223,19 @@ def check_queue_entry(entry: Any, index: int) -> dict[str, Any]:
     return entry
 
 
-def _prepared(entry: dict[str, Any], index: int, finished: list[ChatResult]) -> tuple[str, dict[str, Any]]:
+def _prepared(entry: dict[str, Any], index: int, carried: list[str]) -> tuple[str, dict[str, Any]]:
+    """What runs ``entry``: a chat's or a swarm's arguments, with ``carried`` summaries as carryover."""
     arguments = dict(check_queue_entry(entry, index))
     carryover = arguments.pop("carryover", [])
     carryover = [carryover] if isinstance(carryover, str) else list(carryover)
-    excluded = set(arguments.pop("finished_chat_indexes_to_exclude_from_carryover", []))
-    carryover += [result.summary for i, result in enumerate(finished) if i not in excluded and result.summary]
-    arguments.pop("carryover_config", None)
+    carryover += carried
+    for queue_key in (
+        "finished_chat_indexes_to_exclude_from_carryover",
+        "carryover_config",
+        "chat_id",
+        "prerequisites",
+    ):
+        arguments.pop(queue_key, None)
     if "swarm" in arguments:
         if carryover:
             arguments["message"] = _with_context(arguments.get("message") or "", carryover)
@@ -179,20 +261,6 @@ def _swarm_call(arguments: dict[str, Any]) -> dict[str, Any]:
     return swarm
 
 
-def _run_swarm(arguments: dict[str, Any]) -> ChatResult:
-    from parley.swarm import initiate_swarm_chat
-
-    result, _, _ = initiate_swarm_chat(**_swarm_call(arguments))
-    return result
-
-
-async def _a_run_swarm(arguments: dict[str, Any]) -> ChatResult:
-    from parley.swarm import a_initiate_swarm_chat
-
-    result, _, _ = await a_initiate_swarm_chat(**_swarm_call(arguments))
-    return result
-
-
 # ----------------------------------------------------------------------------------------------------
 # nested chats as a reply
 
@@ -203,6 +271,7 @@ def register_nested_chats(
     trigger: Any,
     position: int = 1,
     use_async: bool | None = None,
+    reply_func: Callable[..., Any] | None = None,
 ) -> None:
     """Make ``agent`` reply, to senders matching ``trigger``, with the summary of ``chat_queue``.
 
@@ -216,6 +285,14 @@ def register_nested_chats(
     for index, entry in enumerate(chat_queue):
         if "recipient" not in check_queue_entry(entry, index) and "swarm" not in entry:
             raise ValueError(f"chat_queue[{index}] needs a 'recipient'")
+        if use_async and "chat_id" not in entry:
+            raise ValueError(
+                f"chat_queue[{index}] needs a 'chat_id': use_async runs the chats by a_initiate_chats"
+            )
+
+    if reply_func is not None:
+        _register_own_nested_reply(agent, chat_queue, trigger, position, use_async, reply_func)
+        return
 
     def summary_from_nested_chats(
         recipient: ConversableAgent,
@@ -226,7 +303,7 @@ def register_nested_chats(
         queue = _queue_for(chat_queue, recipient, messages or [], sender)
         if not queue:
             return True, None
-        return True, initiate_chats(queue)[-1].summary
+        return True, run_sync(run_queue(queue, sync=True))[-1].summary
 
     async def a_summary_from_nested_chats(
         recipient: ConversableAgent,
@@ -237,15 +314,47 @@ def register_nested_chats(
         queue = _queue_for(chat_queue, recipient, messages or [], sender)
         if not queue:
             return True, None
-        return True, (await a_initiate_chats(queue))[-1].summary
+        if use_async:  # AG2's: the chats run by a_initiate_chats, the last one's summary the reply
+            return True, (await a_initiate_chats(queue))[queue[-1]["chat_id"]].summary
+        return True, (await run_queue(queue, sync=False))[-1].summary
 
     agent.register_reply(
         trigger,
         a_summary_from_nested_chats if use_async else summary_from_nested_chats,
         position=position,
         async_twin=None if use_async else a_summary_from_nested_chats,
-        ignore_async_in_sync_chat=bool(use_async),
+        ignore_async_in_sync_chat=False,  # with use_async, a sync chat is an error, as in AG2
     )
+
+
+def _register_own_nested_reply(
+    agent: ConversableAgent,
+    chat_queue: list[dict[str, Any]],
+    trigger: Any,
+    position: int,
+    use_async: bool | None,
+    reply_func: Callable[..., Any],
+) -> None:
+    """Register AG2's own ``reply_func_from_nested_chats``: called with the queue and the reply's
+    arguments, it runs the chats as it wants and returns ``(final, reply)``."""
+    if use_async:
+        if not inspect.iscoroutinefunction(reply_func):
+            raise ValueError("with use_async, reply_func_from_nested_chats must be a coroutine function")
+
+        async def a_reply(
+            recipient: ConversableAgent, messages: Any = None, sender: Any = None, config: Any = None
+        ) -> Any:
+            return await reply_func(chat_queue, recipient, messages, sender, config)
+
+        agent.register_reply(trigger, a_reply, position=position, ignore_async_in_sync_chat=False)
+        return
+
+    def reply(
+        recipient: ConversableAgent, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> Any:
+        return reply_func(chat_queue, recipient, messages, sender, config)
+
+    agent.register_reply(trigger, reply, position=position)
 
 
 def _queue_for(
