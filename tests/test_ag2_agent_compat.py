@@ -63,6 +63,24 @@ def test_execute_function_returns_success_and_a_function_message(executor):
     )
 
 
+async def _sleepy_add(a: int, b: int = 2) -> int:
+    await asyncio.sleep(0.01)
+    return a + b
+
+
+def test_execute_function_runs_an_async_function_to_its_end_inside_and_outside_an_event_loop():
+    executor = quiet("ex", function_map={"add": _sleepy_add})
+    call = {"name": "add", "arguments": json.dumps({"a": 1, "b": 2})}
+
+    assert executor.execute_function(call) == (True, {"name": "add", "role": "function", "content": 3})
+
+    async def from_a_running_loop() -> Any:
+        return executor.execute_function(call)
+
+    assert asyncio.run(from_a_running_loop()) == (True, {"name": "add", "role": "function", "content": 3})
+    assert asyncio.run(executor.a_execute_function(call))[1]["content"] == 3
+
+
 @pytest.mark.parametrize(
     ("call", "expected"),
     [

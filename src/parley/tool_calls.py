@@ -24,9 +24,9 @@ import copy
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from parley.context_variables import ContextVariables
 from parley.timeouts import NO_LIMIT, ToolTimeout, a_call_with_timeout, call_with_timeout
@@ -42,6 +42,8 @@ OnOutcome = Callable[[int, "ToolOutcome"], None]
 """Told each call's outcome (by its index in the message) as soon as it is known."""
 
 _NO_CHANGES: Mapping[str, Any] = MappingProxyType({})
+
+T = TypeVar("T")
 
 
 class ToolOutcome:
@@ -527,17 +529,25 @@ def _run_async(calls: list[_Call], working: _Working, timed: bool) -> list[ToolO
             results.append(outcome)
         return results
 
+    return on_private_loop(gather_in_order())
+
+
+def on_private_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end on an event loop of its own, from sync code: in a worker thread if
+    this thread has a running loop already. The current context (the chat being served) goes with it."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(gather_in_order())
-    results: list[ToolOutcome] = []
+        return asyncio.run(coroutine)
+    results: list[T] = []
     failure: list[BaseException] = []
     context = contextvars.copy_context()
 
     def worker() -> None:
         try:
-            results.extend(context.run(asyncio.run, gather_in_order()))
+            results.append(context.run(asyncio.run, coroutine))
         except BaseException as error:
             failure.append(error)
 
@@ -546,4 +556,4 @@ def _run_async(calls: list[_Call], working: _Working, timed: bool) -> list[ToolO
     thread.join()
     if failure:
         raise failure[0]
-    return results
+    return results[0]

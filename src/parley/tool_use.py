@@ -19,6 +19,7 @@ from parley.tool_calls import (
     ToolOutcome,
     a_run_tool_calls,
     handoff_refused,
+    on_private_loop,
     result_text,
     run_only_call,
     run_tool_calls,
@@ -130,7 +131,7 @@ class ToolUseMixin:
         try:
             content = tool.func(**arguments)
             if inspect.isawaitable(content):
-                content = run_sync(_awaited(content))
+                content = on_private_loop(_awaited(content))
         except Exception as error:
             return False, {"name": name, "role": "function", "content": f"Error: {error}"}
         return True, {"name": name, "role": "function", "content": content}
