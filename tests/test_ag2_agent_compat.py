@@ -693,3 +693,21 @@ def test_receive_prints_the_message_received_unless_silent(capsys):
     assert "alice (to bob):\n\nq0\n" in out
     assert "q1" not in out
     assert [m["content"] for m in bob.chat_messages[alice]] == ["q0", "q1"]
+
+
+def test_a_last_received_message_hook_changes_what_the_model_is_sent_as_ag2_chooses_messages():
+    bob = ConversableAgent("bob", llm_config=ScriptedModel(["b1", "b2", "b3", "b4"]), human_input_mode="NEVER")
+    bob.register_hook("process_last_received_message", lambda content: _tagged(content))
+    alice = quiet("alice")
+
+    for message in ("hello", "exit", {"content": "with context", "context": {"k": 1}}):
+        alice.send(message, bob, request_reply=True, silent=True)
+    alice.send({"content": [{"type": "text", "text": "look"}]}, bob, request_reply=True, silent=True)
+
+    sent = [request.messages[-1]["content"] for request in bob.client.requests]
+    assert sent == ["hello [H]", "exit", "with context", [{"type": "text", "text": "look"}, "[H]"]]
+    assert bob.chat_messages[alice][0]["content"] == "hello", "the conversation keeps what was said"
+
+
+def _tagged(content: Any) -> Any:
+    return content + " [H]" if isinstance(content, str) else [*content, "[H]"]

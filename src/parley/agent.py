@@ -540,11 +540,16 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if hook_lists is None:
             return messages
         hooks = hook_lists["process_last_received_message"]
-        if hooks and messages and isinstance(messages[-1].get("content"), str):
-            content = messages[-1]["content"]
-            for hook in hooks:
-                content = hook(content)
-            messages = [*messages[:-1], {**messages[-1], "content": content}]
+        last = messages[-1] if hooks and messages else None
+        # as AG2: text or multimodal parts, not a function call, an "exit" or a message with a context
+        if last is not None and "function_call" not in last and "context" not in last:
+            content = last.get("content")
+            if isinstance(content, list) or (isinstance(content, str) and content != "exit"):
+                processed = content
+                for hook in hooks:
+                    processed = hook(processed)
+                if processed != content:
+                    messages = [*messages[:-1], {**last, "content": processed}]
         for hook in hook_lists["process_all_messages_before_reply"]:
             messages = hook(messages)
         return messages
