@@ -696,7 +696,9 @@ def test_receive_prints_the_message_received_unless_silent(capsys):
 
 
 def test_a_last_received_message_hook_changes_what_the_model_is_sent_as_ag2_chooses_messages():
-    bob = ConversableAgent("bob", llm_config=ScriptedModel(["b1", "b2", "b3", "b4"]), human_input_mode="NEVER")
+    bob = ConversableAgent(
+        "bob", llm_config=ScriptedModel(["b1", "b2", "b3", "b4"]), human_input_mode="NEVER"
+    )
     bob.register_hook("process_last_received_message", lambda content: _tagged(content))
     alice = quiet("alice")
 

@@ -354,3 +354,15 @@ def test_the_user_agent_hands_over_by_its_own_after_work_else_back_to_who_spoke_
         DefaultPattern(a, [a, b], user_agent=user), "go", max_rounds=4, silent=True
     )
     assert names(result) == ["user", "a", "user", "b"]
+
+
+def test_bad_conditions_and_system_message_updaters_raise_what_ag2_raises():
+    from parley import UpdateSystemMessage
+
+    a = agent("a")
+    with pytest.raises(TypeError, match="expected an OnCondition, not 'x'"):
+        a.handoffs.add_llm_condition("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected an OnContextCondition"):
+        a.handoffs.add_context_condition(OnCondition(AgentTarget(a), StringLLMCondition("c")))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs a template string or a function, not 42"):
+        UpdateSystemMessage(42)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ class UpdateSystemMessage:
 
     def __init__(self, content_updater: str | Callable[[ConversableAgent, list[Message]], str]) -> None:
         if not (isinstance(content_updater, str) or callable(content_updater)):
-            raise TypeError(
+            raise ValueError(  # as AG2's (a pydantic validation error)
                 f"UPDATE_SYSTEM_MESSAGE needs a template string or a function, not {content_updater!r}"
             )
         self.content_updater = content_updater

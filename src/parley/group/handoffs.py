@@ -179,7 +179,7 @@ class Handoffs:
     def add_llm_condition(self, condition: OnCondition) -> Handoffs:
         """Offer the model a handoff tool for ``condition``."""
         if not isinstance(condition, OnCondition):
-            raise ValueError(f"expected an OnCondition, not {condition!r}")
+            raise TypeError(f"expected an OnCondition, not {condition!r}")
         taken = {tool.name for tool in self._tools}
         base = f"transfer_to_{condition.target.display_name()}"
         name, suffix = base, 2
@@ -208,7 +208,7 @@ class Handoffs:
     def add_context_condition(self, condition: OnContextCondition) -> Handoffs:
         """Hand off, without asking the model, when ``condition`` holds (checked before each reply)."""
         if not isinstance(condition, OnContextCondition):
-            raise ValueError(f"expected an OnContextCondition, not {condition!r}")
+            raise TypeError(f"expected an OnContextCondition, not {condition!r}")
         self.context_conditions.append(condition)
         self.version += 1
         return self
