@@ -165,8 +165,8 @@ def test_bad_targets_and_conditions():
         a.handoffs.set_after_work(42)
     with pytest.raises(ValueError, match="non-empty condition"):
         OnCondition(AgentTarget(a), StringLLMCondition(""))
-    with pytest.raises(ValueError, match="must be an agent"):
-        OnCondition(TerminateTarget(), "end")
+    with pytest.raises(ValueError, match="an OnCondition's target must be an agent, an agent's name"):
+        OnCondition(42, "end")
     with pytest.raises(TypeError, match="DefaultPattern"):
         initiate_group_chat("pattern", "hi")
 
@@ -366,3 +366,23 @@ def test_bad_conditions_and_system_message_updaters_raise_what_ag2_raises():
         a.handoffs.add_context_condition(OnCondition(AgentTarget(a), StringLLMCondition("c")))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs a template string or a function, not 42"):
         UpdateSystemMessage(42)  # type: ignore[arg-type]
+
+
+def test_a_condition_can_end_the_chat_or_keep_the_agent_not_only_hand_to_another():
+    a = agent("a", [tool_call("transfer_to_terminate", id="t1")])
+    a.handoffs.add_llm_conditions(
+        [OnCondition(TerminateTarget(), StringLLMCondition("the customer is done"))]
+    )
+
+    result, _, _ = initiate_group_chat(DefaultPattern(a, [a]), "bye", silent=True)
+
+    assert a.client.requests[0].tools[0]["function"]["name"] == "transfer_to_terminate"
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET
+    assert [m["content"] for m in result.chat_history][-1] == "Transferred to TERMINATE."
+
+    a = agent("a", [tool_call("transfer_to_stay", id="t1")], "a again")
+    a.handoffs.add_llm_conditions([OnCondition(StayTarget(), StringLLMCondition("more to say"))])
+    result, _, _ = initiate_group_chat(DefaultPattern(a, [a]), "go", silent=True)
+    assert [m["content"] for m in result.chat_history][-1] == "a again"
+    with pytest.raises(ValueError, match="must be an agent or a transition target, not a function"):
+        OnCondition(lambda *args: None, StringLLMCondition("x"))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from parley.group.context_expression import ContextExpression, ContextStr
-from parley.group.targets import AgentNameTarget, AgentTarget, TransitionTarget, as_target
+from parley.group.targets import AgentNameTarget, AgentTarget, FunctionTarget, TransitionTarget, as_target
 from parley.messages import Message
 from parley.timeouts import NO_LIMIT
 from parley.tools import Tool
@@ -53,10 +53,12 @@ def _is_available(available: Availability, agent: ConversableAgent, messages: li
     return bool(available(agent, messages))
 
 
-def _agent_target(target: Any, what: str) -> TransitionTarget:
+def _condition_target(target: Any, what: str) -> TransitionTarget:
+    """A condition's target: an agent, or where an after-work can go (ending the chat, the user, the
+    same agent, the group manager's choice); not an after-work function."""
     target = as_target(target, what=what)
-    if not isinstance(target, AgentTarget | AgentNameTarget):
-        raise ValueError(f"{what} must be an agent, not {target!r}")
+    if isinstance(target, FunctionTarget):
+        raise ValueError(f"{what} must be an agent or a transition target, not a function ({target!r})")
     return target
 
 
@@ -64,14 +66,14 @@ def _agent_target(target: Any, what: str) -> TransitionTarget:
 class OnCondition:
     """Hand off to ``target`` when the model decides that ``condition`` holds.
 
-    The model sees a ``transfer_to_<target>`` tool described by the condition. ``target`` is an agent or
-    an agent target; ``condition`` is text, a :class:`StringLLMCondition`, a :class:`ContextStr` (filled
-    from the context variables before each reply) or ``(agent, messages) -> str``; ``available``
-    switches the handoff on and off (a context-variable name, a :class:`ContextExpression`, or
-    ``(agent, messages) -> bool``).
+    The model sees a ``transfer_to_<target>`` tool described by the condition. ``target`` is an agent, an
+    agent target, or a target that ends the chat, goes to the user, stays or lets the manager choose;
+    ``condition`` is text, a :class:`StringLLMCondition`, a :class:`ContextStr` (filled from the context
+    variables before each reply) or ``(agent, messages) -> str``; ``available`` switches the handoff on
+    and off (a context-variable name, a :class:`ContextExpression`, or ``(agent, messages) -> bool``).
 
     Raises:
-        ValueError: the target is not an agent, the condition is empty or of another kind, or
+        ValueError: the target is a function, the condition is empty or of another kind, or
             ``available`` is of another kind.
     """
 
@@ -80,7 +82,7 @@ class OnCondition:
     available: Availability = None
 
     def __post_init__(self) -> None:
-        self.target = _agent_target(self.target, "an OnCondition's target")
+        self.target = _condition_target(self.target, "an OnCondition's target")
         prompt = self.condition.prompt if isinstance(self.condition, StringLLMCondition) else self.condition
         if isinstance(prompt, str):
             if not prompt.strip():
@@ -123,7 +125,7 @@ class OnContextCondition:
     the conversation over. ``available`` switches the condition on and off, as for :class:`OnCondition`.
 
     Raises:
-        ValueError: the target is not an agent, or the condition or ``available`` is of another kind.
+        ValueError: the target is a function, or the condition or ``available`` is of another kind.
     """
 
     target: Any = None
@@ -131,7 +133,7 @@ class OnContextCondition:
     available: Availability = None
 
     def __post_init__(self) -> None:
-        self.target = _agent_target(self.target, "an OnContextCondition's target")
+        self.target = _condition_target(self.target, "an OnContextCondition's target")
         if isinstance(self.condition, str):
             if not self.condition.strip():
                 raise ValueError("an OnContextCondition's condition must be a non-empty variable name")
@@ -181,7 +183,13 @@ class Handoffs:
         if not isinstance(condition, OnCondition):
             raise TypeError(f"expected an OnCondition, not {condition!r}")
         taken = {tool.name for tool in self._tools}
-        base = f"transfer_to_{condition.target.display_name()}"
+        target = condition.target
+        named = (
+            target.display_name()
+            if isinstance(target, AgentTarget | AgentNameTarget)
+            else target.display_name().lower()
+        )
+        base = f"transfer_to_{named}"
         name, suffix = base, 2
         while name in taken:
             name, suffix = f"{base}_{suffix}", suffix + 1
