@@ -53,11 +53,12 @@ def scalars(text: str, count: int, ratio: float, flag: bool) -> str:
 
 
 def test_schema_of_scalar_types():
+    # as AG2: a parameter without a description of its own is described by its name
     assert parameters(scalars)["properties"] == {
-        "text": {"type": "string"},
-        "count": {"type": "integer"},
-        "ratio": {"type": "number"},
-        "flag": {"type": "boolean"},
+        "text": {"type": "string", "description": "text"},
+        "count": {"type": "integer", "description": "count"},
+        "ratio": {"type": "number", "description": "ratio"},
+        "flag": {"type": "boolean", "description": "flag"},
     }
     assert parameters(scalars)["required"] == ["text", "count", "ratio", "flag"]
 
@@ -68,8 +69,8 @@ def containers(names: list[str], scores: dict[str, int]) -> str:
 
 def test_schema_of_lists_and_dicts():
     assert parameters(containers)["properties"] == {
-        "names": {"type": "array", "items": {"type": "string"}},
-        "scores": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "names": {"type": "array", "items": {"type": "string"}, "description": "names"},
+        "scores": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "scores"},
     }
 
 
@@ -84,10 +85,21 @@ def choices(unit: Literal["c", "f"], color: Color = Color.RED, note: str | None 
 
 def test_schema_of_literal_enum_and_optional():
     schema = parameters(choices)
-    assert schema["properties"]["unit"] == {"type": "string", "enum": ["c", "f"]}
-    assert schema["properties"]["color"] == {"$ref": "#/$defs/Color", "default": "red"}
-    assert schema["$defs"]["Color"] == {"type": "string", "enum": ["red", "blue"]}
-    assert schema["properties"]["note"] == {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
+    assert schema["properties"]["unit"] == {"type": "string", "enum": ["c", "f"], "description": "unit"}
+    # as AG2 writes an enum: in place, with its title
+    assert schema["properties"]["color"] == {
+        "type": "string",
+        "enum": ["red", "blue"],
+        "title": "Color",
+        "default": "red",
+        "description": "color",
+    }
+    assert "$defs" not in schema
+    assert schema["properties"]["note"] == {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "default": None,
+        "description": "note",
+    }
     assert schema["required"] == ["unit"]
 
 
@@ -102,8 +114,16 @@ def ship(address: Address) -> str:
 
 def test_schema_of_a_pydantic_model_and_validation_into_it():
     schema = parameters(ship)
-    assert schema["properties"]["address"] == {"$ref": "#/$defs/Address"}
-    assert schema["$defs"]["Address"]["required"] == ["street"]
+    assert schema["properties"]["address"] == {
+        "type": "object",
+        "title": "Address",
+        "properties": {
+            "street": {"title": "Street", "type": "string"},
+            "city": {"default": "Paris", "title": "City", "type": "string"},
+        },
+        "required": ["street"],
+        "description": "address",
+    }
     arguments = Tool(ship).parse_arguments('{"address": {"street": "1 Main St"}}')
     assert arguments == {"address": Address(street="1 Main St", city="Paris")}
 
@@ -166,7 +186,9 @@ def test_context_variables_is_hidden_from_the_model_and_injected():
     assert user.context_variables == {"facts": ["water is wet", "sky is blue"]}
     assert user.get_context("facts") == ["water is wet", "sky is blue"]
     assert start == {"facts": ["water is wet"]}, "each chat starts from a copy of the agent's context"
-    assert model.requests[0].tools[0]["function"]["parameters"]["properties"] == {"fact": {"type": "string"}}
+    assert model.requests[0].tools[0]["function"]["parameters"]["properties"] == {
+        "fact": {"type": "string", "description": "fact"}
+    }
 
 
 # registration ---------------------------------------------------------------------------------------

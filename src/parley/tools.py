@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
+from parley.json_schema import RecursiveSchema, inline_refs
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -361,30 +363,25 @@ def _field(annotation: Any, parameter: inspect.Parameter, doc: str | None) -> tu
 
 
 def _parameters_schema(model: type[BaseModel] | None) -> dict[str, Any]:
+    """The parameters' JSON schema as AG2 writes it: each parameter's schema in place (an enum or a
+    pydantic model written out, with its title), described by its annotation, its docstring entry or
+    else its name."""
     if model is None:
         return {"type": "object", "properties": {}}
-    schema = _without_titles(model.model_json_schema())
-    schema.setdefault("required", [])
-    return schema
-
-
-def _without_titles(schema: Any) -> Any:
-    """Drop pydantic's generated ``title``s, which only repeat the names the model already sees."""
-    if isinstance(schema, list):
-        return [_without_titles(item) for item in schema]
-    if not isinstance(schema, dict):
+    generated = model.model_json_schema()
+    properties: dict[str, Any] = {}
+    for name, parameter in generated.get("properties", {}).items():
+        parameter = {key: value for key, value in parameter.items() if key != "title"}
+        parameter.setdefault("description", name)
+        properties[name] = parameter
+    schema = {"type": "object", "properties": properties, "required": generated.get("required", [])}
+    definitions = generated.get("$defs")
+    if not definitions:
         return schema
-    cleaned = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("default", "const", "enum", "examples"):
-            cleaned[key] = value
-        elif key in ("properties", "$defs"):
-            cleaned[key] = {name: _without_titles(sub) for name, sub in value.items()}
-        else:
-            cleaned[key] = _without_titles(value)
-    return cleaned
+    try:
+        return inline_refs({**schema, "$defs": definitions}, keep_titles=True)
+    except RecursiveSchema:  # a model that contains itself is referred to, not written out
+        return {**schema, "$defs": definitions}
 
 
 def _summary_of(doc: str) -> str:

@@ -128,6 +128,7 @@ def test_nested_models_are_inlined():
         "type": "object",
         "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         "required": ["street", "city"],
+        "description": "address",
     }
 
 

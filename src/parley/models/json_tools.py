@@ -41,6 +41,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from parley.json_schema import RecursiveSchema, inline_refs
 from parley.messages import Message, content_str
 from parley.models.base import ModelError
 from parley.models.streaming import StreamedText
@@ -170,37 +171,11 @@ def _function_of(tool: ToolSchema) -> dict[str, Any]:
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with its local ``$ref``s replaced by their definitions, without ``$defs`` and titles."""
-    definitions = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-
-    def node(value: Any, seen: tuple[str, ...]) -> Any:
-        if not isinstance(value, dict):
-            return value
-        ref = value.get("$ref")
-        if isinstance(ref, str):
-            name = ref.rsplit("/", 1)[-1]
-            if not ref.startswith(("#/$defs/", "#/definitions/")) or name not in definitions:
-                raise ValueError(f"tool schema refers to {ref!r}, which it does not define")
-            if name in seen:
-                raise ValueError(f"the JSON tool-call mode cannot express the recursive schema {name!r}")
-            siblings = {key: item for key, item in value.items() if key != "$ref"}
-            return {**node(definitions[name], (*seen, name)), **node(siblings, seen)}
-        simplified: dict[str, Any] = {}
-        for key, item in value.items():
-            if key in ("title", "$defs", "definitions"):
-                continue
-            if key == "properties" and isinstance(item, dict):
-                simplified[key] = {name: node(prop, seen) for name, prop in item.items()}
-            elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(item, list):
-                simplified[key] = [node(option, seen) for option in item]
-            elif key in ("items", "additionalProperties", "not"):
-                simplified[key] = node(item, seen)
-            else:
-                simplified[key] = item
-        return simplified
-
-    resolved: dict[str, Any] = node(schema, ())
-    return resolved
+    """``schema`` written out in place, without titles, as constrained decoding takes it."""
+    try:
+        return inline_refs(schema, keep_titles=False)
+    except RecursiveSchema as error:
+        raise ValueError(f"the JSON tool-call mode cannot express a recursive schema: {error}") from None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -219,8 +194,9 @@ def tools_prompt(tools: Sequence[ToolSchema], tool_choice: Any = None) -> str:
         parameters = _inline_refs(function.get("parameters") or {})
         lines.append(_tool_line(function["name"], parameters, function.get("description")))
         for name, prop in (parameters.get("properties") or {}).items():
-            if isinstance(prop, dict) and prop.get("description"):
-                lines.append(f"    {name}: {prop['description']}")
+            described = prop.get("description") if isinstance(prop, dict) else None
+            if described and described != name:  # a name as its own description says nothing more
+                lines.append(f"    {name}: {described}")
     if _allows_plain_reply(tool_choice):
         reply = _reply_arguments()
         description = REPLY_DESCRIPTION if offered else "Answer with a message of your own."
