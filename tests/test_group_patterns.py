@@ -15,6 +15,7 @@ from parley import (
     ContextVariables,
     ConversableAgent,
     DefaultPattern,
+    ManualPattern,
     OnCondition,
     RandomPattern,
     ReplyResult,
@@ -386,3 +387,24 @@ def test_a_condition_can_end_the_chat_or_keep_the_agent_not_only_hand_to_another
     assert [m["content"] for m in result.chat_history][-1] == "a again"
     with pytest.raises(ValueError, match="must be an agent or a transition target, not a function"):
         OnCondition(lambda *args: None, StringLLMCondition("x"))
+
+
+def test_manual_pattern_asks_the_human_who_speaks_next(monkeypatch):
+    import builtins
+
+    a, b, c = agent("a", "a1"), agent("b", "b1"), agent("c", "c1")
+    answers = iter(["3", "b", "exit"])
+    prompts: list[str] = []
+
+    def answer(prompt: str = "") -> str:
+        prompts.append(prompt)
+        return next(answers)
+
+    monkeypatch.setattr(builtins, "input", answer)
+
+    result, _, last = initiate_group_chat(ManualPattern(a, [a, b, c]), "go", silent=True)
+
+    assert names(result) == [None, "a", "c", "b"]
+    assert last is b
+    assert result.stop_reason.kind is StopKind.HUMAN_EXIT
+    assert "Choose the next speaker:\n1: a\n2: b\n3: c" in prompts[0]

@@ -11,6 +11,7 @@ from parley.events import Listener
 from parley.group.context_variables import ContextVariables
 from parley.group.run import PATTERN_API, GroupOutcome, run_group
 from parley.group.targets import (
+    AskUserTarget,
     FunctionTarget,
     GroupManagerTarget,
     TerminateTarget,
@@ -87,6 +88,33 @@ class AutoPattern(DefaultPattern):
             group_manager_args,
             context_variables,
             GroupManagerTarget(selection_message),
+            exclude_transit_message,
+            summary_method,
+        )
+
+
+class ManualPattern(DefaultPattern):
+    """The human chooses who speaks after each agent (AG2's ``ManualPattern``): the group after-work is
+    :class:`AskUserTarget`, which asks through the group manager's ``get_human_input`` as the
+    ``"manual"`` speaker selection does (``exit`` ends the chat)."""
+
+    def __init__(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None = None,
+        group_manager_args: dict[str, Any] | None = None,
+        context_variables: ContextVariables | dict[str, Any] | None = None,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
+    ) -> None:
+        super().__init__(
+            initial_agent,
+            agents,
+            user_agent,
+            group_manager_args,
+            context_variables,
+            AskUserTarget(),
             exclude_transit_message,
             summary_method,
         )

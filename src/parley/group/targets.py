@@ -98,6 +98,15 @@ class GroupManagerTarget(TransitionTarget):
         return "SWARM_MANAGER"
 
 
+@dataclass(frozen=True)
+class AskUserTarget(TransitionTarget):
+    """Let the human choose the next agent, as the group chat's ``"manual"`` selection asks, through the
+    manager's ``get_human_input`` (AG2's ``AskUserTarget``)."""
+
+    def display_name(self) -> str:
+        return "ASK_USER"
+
+
 AfterWorkFunction = Callable[..., Any]
 """``(last_speaker, messages, groupchat, context_variables) -> agent | AfterWorkOption | name | None``."""
 

@@ -17,6 +17,7 @@ from parley.group.targets import (
     AfterWorkOption,
     AgentNameTarget,
     AgentTarget,
+    AskUserTarget,
     FunctionTarget,
     GroupManagerTarget,
     RevertToUserTarget,
@@ -25,7 +26,7 @@ from parley.group.targets import (
     TransitionTarget,
     as_target,
 )
-from parley.speaker_selection import AutoSelection, agent_list
+from parley.speaker_selection import AutoSelection, SpeakerSelection, agent_list
 from parley.termination import StopKind, StopReason
 
 if TYPE_CHECKING:
@@ -40,12 +41,16 @@ _agent_name = operator.attrgetter("_name")
 class _ManagerChoice:
     """A next speaker the swarm manager's model is to choose (sync or async, as the chat runs)."""
 
-    __slots__ = ("prompt", "speaker", "via")
+    __slots__ = ("by_human", "prompt", "speaker", "via")
 
-    def __init__(self, speaker: ConversableAgent, prompt: str | None, via: str) -> None:
+    def __init__(
+        self, speaker: ConversableAgent, prompt: str | None, via: str, by_human: bool = False
+    ) -> None:
         self.speaker = speaker
         self.prompt = prompt
         self.via = via
+        self.by_human = by_human
+        """The human chooses (``AskUserTarget``), not the manager's model."""
 
 
 class HandoffRule:
@@ -182,6 +187,8 @@ class HandoffRule:
             return self._hand(speaker, speaker, chat, via)
         if isinstance(target, GroupManagerTarget):
             return _ManagerChoice(speaker, self._selection_prompt(target, speaker, chat), via)
+        if isinstance(target, AskUserTarget):
+            return _ManagerChoice(speaker, None, via, by_human=True)
         if isinstance(target, AgentNameTarget) and target.agent_name not in self.by_name:
             option = _option_named(target.agent_name)
             if option is not None:
@@ -268,6 +275,12 @@ class HandoffRule:
     async def _choose(
         self, choice: _ManagerChoice, chat: Chat, *, sync: bool
     ) -> ConversableAgent | StopReason:
+        if choice.by_human:
+            manual = SpeakerSelection(self.manager.groupchat, self.manager)
+            picked = await manual._manual(chat, self._candidates(), sync)
+            if isinstance(picked, StopReason):
+                return picked
+            return self._hand(choice.speaker, picked, chat, f"{choice.via} (the human chose)")
         if self._auto is None:
             self._auto = AutoSelection(self.manager.groupchat, self.manager)
         picked = await self._auto.select(chat, self._candidates(), sync, prompt=choice.prompt)
