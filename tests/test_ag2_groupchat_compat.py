@@ -302,3 +302,23 @@ def test_a_selection_function_returning_something_else_than_an_agent_a_name_or_n
 
     with pytest.raises(ValueError, match=r"returned 42 \(int\); it must return an agent of the group chat"):
         a.initiate_chat(manager, "go", silent=True)
+
+
+def test_the_managers_chat_messages_are_what_it_exchanged_with_each_agent():
+    a, b = quiet("a"), quiet("b")
+    user = quiet("user")
+    groupchat = GroupChat([a, b], messages=[], max_round=3, speaker_selection_method="round_robin")
+    manager = GroupChatManager(groupchat, llm_config=False)
+
+    user.initiate_chat(manager, "hello group", silent=True)
+
+    exchanged = {
+        agent.name: [(m["role"], m["name"], m["content"]) for m in messages]
+        for agent, messages in manager.chat_messages.items()
+    }
+    assert exchanged == {
+        "user": [("user", "user", "hello group")],
+        "a": [("assistant", "user", "hello group"), ("user", "a", "a here"), ("assistant", "b", "b here")],
+        "b": [("assistant", "user", "hello group"), ("assistant", "a", "a here"), ("user", "b", "b here")],
+    }
+    assert list(exchanged) == ["user", "a", "b"]

@@ -16,6 +16,7 @@ import json
 import operator
 import sys
 import warnings
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -532,6 +533,26 @@ class GroupChatManager(ConversableAgent):
         """The agent that sent the last message of the group chat's last run."""
         return None if self._last_chat is None else self._last_chat.last_speaker
 
+    @property
+    def chat_messages(self) -> defaultdict[Agent, list[Message]]:
+        """``{agent: messages}``: what the manager exchanged with each agent in its latest group chat, as
+        AG2's manager keeps it: every message, those the agent said as received (``user``), the others
+        as passed on to it (``assistant``); an initiator outside the group only said its first message."""
+        chat = current_chat.get()
+        if chat is None or not any(peer is self for peer in chat.peers.values()):
+            chat = self._last_chat
+        if chat is None or chat.state.shape != "group":
+            return super().chat_messages
+        exchanged: defaultdict[Agent, list[Message]] = defaultdict(list)
+        log = chat.state.messages
+        members = self._groupchat.agents
+        for agent in sorted(chat.peers, key=members.__contains__):  # as AG2: the initiator first
+            if agent in members:
+                exchanged[agent] = [_passed_on(message, agent.name) for message in log]
+            else:
+                exchanged[agent] = [message for message in log if message.get("name") == agent.name][:1]
+        return exchanged
+
     def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
         """The group chat's messages (whoever ``agent`` is): of the chat being served, else the latest."""
         chat = current_chat.get()
@@ -806,3 +827,12 @@ def _remove_termination(remove: str | Callable[[str], str], content: Any) -> str
     if callable(remove):
         return remove(text)
     raise TypeError(f"remove_termination_string must be a string or a callable, not {remove!r}")
+
+
+def _passed_on(message: Message, receiver: str) -> Message:
+    """A group chat message as the manager exchanged it with ``receiver``: received from it (``user``)
+    or passed on to it (``assistant``)."""
+    role = "user" if message.get("name") == receiver else "assistant"
+    if message.get("role") in ("tool", "function") or message.get("role") == role:
+        return message
+    return {**message, "role": role}
