@@ -186,6 +186,9 @@ def test_group_manager_args_make_the_groups_manager():
 
     assert names(result) == [None, "writer"]
     assert result.stop_reason.kind is StopKind.TERMINATION_MSG
+    assert (
+        str(result.stop_reason) == "The group manager chat_manager received a termination message from writer"
+    )
     assert last is writer
 
 

@@ -22,10 +22,11 @@ class SwarmLimits:
     calls past the limit, or twice the limit in messages, stops it too.
     """
 
-    __slots__ = ("cap", "default_check", "is_termination_msg", "limit", "manager")
+    __slots__ = ("cap", "default_check", "is_termination_msg", "limit", "manager", "manager_noun")
 
-    def __init__(self, limit: int, manager: GroupChatManager) -> None:
+    def __init__(self, limit: int, manager: GroupChatManager, manager_noun: str = "swarm manager") -> None:
         self.limit = limit
+        self.manager_noun = manager_noun
         self.cap = 2 * limit
         self.manager = manager
         self.is_termination_msg = manager._is_termination_msg
@@ -49,7 +50,7 @@ class SwarmLimits:
             return None
         return StopReason(
             StopKind.TERMINATION_MSG,
-            f"The swarm manager {self.manager.name} received a termination message from "
+            f"The {self.manager_noun} {self.manager.name} received a termination message from "
             f"{message.get('name')}",
             self.manager.name,
         )

@@ -96,7 +96,7 @@ async def run_group(
             dict.fromkeys(members, manager),
             rule,
             shape="swarm",
-            conditions=[SwarmLimits(max_rounds, manager)],
+            conditions=[SwarmLimits(max_rounds, manager, api.manager)],
             context_variables=context,
             silent=silent,
             listeners=entry_listeners(listeners, trace),
