@@ -374,6 +374,9 @@ def test_send_introductions_tells_every_agent_who_is_there(quiet_agent):
     assert introduction["name"] == "chat_manager"
     assert "a: Plans the work.\nb: Writes code." in introduction["content"]
     assert names(manager) == ["a", "b"]
+    # as AG2: the initiator, a member, hears the introduction after its own first message
+    assert [m["name"] for m in agent_a.chat_messages[manager]] == ["a", "chat_manager", "b"]
+    assert [m["name"] for m in agent_b.chat_messages[manager]] == ["chat_manager", "a", "b"]
 
 
 # transition graphs -----------------------------------------------------------------------------------

@@ -631,9 +631,10 @@ class GroupChatManager(ConversableAgent):
         conditions: list[StopCondition] = [ManagerTermination(self), max_round_condition(groupchat.max_round)]
         if max_turns == 0:
             conditions.append(max_turns_condition(0))
+        rule = SpeakerSelection(groupchat, self)
         chat = Chat(
             participants,
-            SpeakerSelection(groupchat, self),
+            rule,
             shape="group",
             conditions=conditions,
             context_variables=initiator._context_variables.copy(),
@@ -648,7 +649,10 @@ class GroupChatManager(ConversableAgent):
         if groupchat.send_introductions and not log:
             introduction = to_logged(groupchat.introductions_msg(), self.name)
             for agent in groupchat.agents:
-                chat.views[agent].add(introduction)
+                if agent is initiator:  # gets it after its first message
+                    rule.introduction = (chat.views[agent], introduction)
+                else:
+                    chat.views[agent].add(introduction)
         self._last_chat = chat
         return chat
 

@@ -24,7 +24,7 @@ from parley.agent import Agent, ConversableAgent
 from parley.engine import run_sync
 from parley.events import Notice
 from parley.exceptions import UndefinedNextAgentError
-from parley.messages import Message, content_str
+from parley.messages import Message, View, content_str
 from parley.termination import StopKind, StopReason
 
 if TYPE_CHECKING:
@@ -160,6 +160,9 @@ class SpeakerSelection:
         self._method: Any = None
         self._method_name = ""
         self._round_robin = False
+        self.introduction: tuple[View, Message] | None = None
+        """``send_introductions``' text, for the view of an initiator in the group, which gets it after
+        its first message (as AG2's does), when the next speaker is first chosen."""
 
     @property
     def auto(self) -> AutoSelection:
@@ -169,6 +172,8 @@ class SpeakerSelection:
         return self._auto
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
+        if self.introduction is not None:
+            self._introduce()
         method = self.groupchat.speaker_selection_method
         if method is not self._method and not callable(method):
             self._method, self._method_name = method, check_method(method)
@@ -215,7 +220,15 @@ class SpeakerSelection:
         return agents[(index + 1) % count]
 
     async def a_next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
+        if self.introduction is not None:
+            self._introduce()
         return await self._next(chat, sync=False)
+
+    def _introduce(self) -> None:
+        assert self.introduction is not None
+        view, introduction = self.introduction
+        self.introduction = None
+        view.add(introduction)
 
     async def _next(self, chat: Chat, *, sync: bool) -> ConversableAgent | StopReason:
         choice = await self._choose(chat, sync)
