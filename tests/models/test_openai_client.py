@@ -7,6 +7,7 @@ import json
 import openai
 import pytest
 from fake_servers import FakeServer, Reply, completion, json_completion, rate_limited, server_error
+from pydantic import BaseModel
 
 from parley.models import ModelError, OpenAIClient
 from parley.tools import Tool
@@ -368,3 +369,62 @@ async def test_async_retries(server):
 
     assert response.message["content"] == "async after retry"
     assert json.loads(json.dumps(server.requests[1].body))["messages"] == [HELLO]
+
+
+class _Answer(BaseModel):
+    city: str
+
+
+@pytest.mark.parametrize(
+    ("given", "sent"),
+    [
+        ({"type": "json_object"}, {"type": "json_object"}),
+        (
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "strict": True, "schema": {"type": "object"}},
+            },
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "strict": True, "schema": {"type": "object"}},
+            },
+        ),
+        (
+            {"type": "object", "properties": {"city": {"type": "string"}}},
+            {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "response_format",
+                    "strict": True,
+                    "schema": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}},
+                        "additionalProperties": False,
+                        "required": ["city"],
+                    },
+                },
+            },
+        ),
+    ],
+)
+def test_a_response_format_of_your_own_is_sent_as_ag2_sends_it(server, given, sent):
+    server.script(completion('{"city": "Paris"}'))
+
+    reply = client(server, params={"response_format": given}).create([HELLO])
+
+    assert reply.message["content"] == '{"city": "Paris"}'
+    assert server.requests[0].body["response_format"] == sent
+
+
+def test_a_pydantic_model_as_response_format_is_a_strict_json_schema_and_a_refusal_is_an_error(server):
+    server.script(completion('{"city": "Paris"}'), Reply({"error": {"message": "bad response_format"}}, 400))
+
+    client(server, params={"response_format": _Answer}).create([HELLO])
+    with pytest.raises(openai.BadRequestError):  # not retried in another form, as AG2 does not
+        client(server, params={"response_format": {"type": "json_object"}}).create([HELLO])
+
+    sent = server.requests[0].body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "_Answer"
+    assert sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["schema"]["additionalProperties"] is False
+    assert len(server.requests) == 2

@@ -13,6 +13,7 @@ streaming gets.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -151,16 +152,21 @@ class OpenAIClient:
         """Send one chat completion request and return its reply."""
         request, json_tools_used = self._request(messages, tools, params)
         offered = tools if json_tools_used else None
-        response = retry_unusable(
-            lambda: json_tools.send_with_dialect(
-                self.endpoint,
-                self.response_format_type,
-                request,
-                lambda sent: self._create_once(sent, offered),
-            ),
-            self._max_retries,
-            self.secrets,
-        )
+        if json_tools_used:  # the mode's own response_format, in the dialect the server takes
+            response = retry_unusable(
+                lambda: json_tools.send_with_dialect(
+                    self.endpoint,
+                    self.response_format_type,
+                    request,
+                    lambda sent: self._create_once(sent, offered),
+                ),
+                self._max_retries,
+                self.secrets,
+            )
+        else:
+            response = retry_unusable(
+                lambda: self._create_once(request, None), self._max_retries, self.secrets
+            )
         return self._with_text_tool_call(response, tools, request, json_tools_used)
 
     async def a_create(
@@ -169,16 +175,21 @@ class OpenAIClient:
         """Async twin of :meth:`create`."""
         request, json_tools_used = self._request(messages, tools, params)
         offered = tools if json_tools_used else None
-        response = await a_retry_unusable(
-            lambda: json_tools.a_send_with_dialect(
-                self.endpoint,
-                self.response_format_type,
-                request,
-                lambda sent: self._a_create_once(sent, offered),
-            ),
-            self._max_retries,
-            self.secrets,
-        )
+        if json_tools_used:
+            response = await a_retry_unusable(
+                lambda: json_tools.a_send_with_dialect(
+                    self.endpoint,
+                    self.response_format_type,
+                    request,
+                    lambda sent: self._a_create_once(sent, offered),
+                ),
+                self._max_retries,
+                self.secrets,
+            )
+        else:
+            response = await a_retry_unusable(
+                lambda: self._a_create_once(request, None), self._max_retries, self.secrets
+            )
         return self._with_text_tool_call(response, tools, request, json_tools_used)
 
     @staticmethod
@@ -293,6 +304,8 @@ class OpenAIClient:
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, params: dict[str, Any]
     ) -> tuple[dict[str, Any], bool]:
         merged = {**params, **self.params}
+        if merged.get("response_format") is not None:
+            merged["response_format"] = _response_format(merged["response_format"])
         tools = list(tools or ())
         if not tools:
             for name in _TOOL_ONLY_PARAMS:
@@ -407,6 +420,28 @@ def _is_json_object(text: str) -> bool:
         return isinstance(json.loads(text), dict)
     except (ValueError, RecursionError):
         return False
+
+
+def _response_format(given: Any) -> Any:
+    """A ``response_format`` of ``llm_config`` as AG2 sends it: a pydantic model as a strict JSON schema
+    (the SDK's own conversion), a bare JSON schema wrapped as one, a format dict (``json_object``,
+    ``json_schema``, ``text``) as it is."""
+    if isinstance(given, dict):
+        if given.get("type") in ("json_object", "json_schema", "text"):
+            return given
+        from openai.lib._pydantic import _ensure_strict_json_schema
+
+        schema = copy.deepcopy(given)
+        strict = _ensure_strict_json_schema(schema, path=(), root=schema)
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "response_format", "schema": strict, "strict": True},
+        }
+    if isinstance(given, type) and hasattr(given, "model_json_schema"):
+        from openai.lib._parsing._completions import type_to_response_format_param
+
+        return type_to_response_format_param(given)
+    return given
 
 
 def _wire(message: Message) -> Message:
