@@ -25,6 +25,20 @@ def test_prices_from_the_table_also_for_dated_snapshots():
     assert price_of("my-local-model") is None
 
 
+@pytest.mark.parametrize(
+    ("model", "price"),
+    [
+        ("gpt-4-0613", (0.03, 0.06)),
+        ("gpt-4-32k", (0.06, 0.12)),
+        ("gpt-4-1106-preview", (0.01, 0.03)),
+        ("gpt-3.5-turbo-1106", (0.001, 0.002)),
+        ("gpt-35-turbo-16k", (0.003, 0.004)),
+    ],
+)
+def test_the_older_models_ag2_prices_have_their_list_prices(model, price):
+    assert price_of(model) == price
+
+
 def test_cost_is_per_1k_tokens():
     assert cost_of(Usage(1000, 500), "gpt-4o") == pytest.approx(0.0025 + 0.005)
     assert cost_of(Usage(1000, 500), "anything", price=(1.0, 2.0)) == pytest.approx(2.0)
