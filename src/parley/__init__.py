@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from parley.group.results import ReplyResult, SwarmResult
     from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
     from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
+    from parley.models.usage import gather_usage_summary
     from parley.runners import Outcome, RayRunner, a_run_many, run_many
 
 __version__ = "0.1.0"
@@ -82,6 +83,7 @@ _LAZY = {
     "ModelRequest": "parley.models.scripted",
     "ScriptedModel": "parley.models.scripted",
     "tool_call": "parley.models.scripted",
+    "gather_usage_summary": "parley.models.usage",
 }
 
 
@@ -151,6 +153,7 @@ __all__ = [
     "a_run_group_chat",
     "a_run_many",
     "a_run_swarm",
+    "gather_usage_summary",
     "initiate_chats",
     "initiate_group_chat",
     "initiate_swarm_chat",

@@ -109,3 +109,41 @@ def test_a_config_price_wins_over_the_table(server):
     result = user.initiate_chat(assistant, "hi", max_turns=1, silent=True)
 
     assert result.cost["usage_including_cached_inference"]["total_cost"] == pytest.approx(2.0)
+
+
+def test_gather_usage_summary_sums_the_agents_models_as_ag2_does():
+    from parley import ConversableAgent, ScriptedModel, gather_usage_summary
+
+    a = ConversableAgent(
+        "a", llm_config=ScriptedModel(["a1"], usage=Usage(10, 5), cost=0.5), human_input_mode="NEVER"
+    )
+    b = ConversableAgent(
+        "b", llm_config=ScriptedModel(["b1"], usage=Usage(20, 5), cost=0.25), human_input_mode="NEVER"
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    user.initiate_chat(a, "hi", max_turns=1, silent=True)
+    user.initiate_chat(b, "hi", max_turns=1, silent=True)
+
+    summed = gather_usage_summary([a, b, user])
+
+    assert summed["usage_including_cached_inference"]["total_cost"] == pytest.approx(0.75)
+    assert summed["usage_excluding_cached_inference"]["scripted"] == {
+        "cost": pytest.approx(0.75),
+        "prompt_tokens": 30,
+        "completion_tokens": 10,
+        "total_tokens": 40,
+    }
+    assert gather_usage_summary([user]) == {
+        "usage_including_cached_inference": {"total_cost": 0},
+        "usage_excluding_cached_inference": {"total_cost": 0},
+    }
+
+
+def test_one_config_may_be_given_without_a_list(server):
+    from parley import ConversableAgent
+
+    agent = ConversableAgent(
+        "a", llm_config={"config_list": {"model": "m", "base_url": server.url, "api_key": "x"}}
+    )
+
+    assert agent.client is not None

@@ -171,6 +171,8 @@ def split_llm_config(llm_config: dict[str, Any]) -> tuple[list[dict[str, Any]], 
     settings = {key: value for key, value in llm_config.items() if key != "config_list"}
     if "config_list" in llm_config:
         entries = llm_config["config_list"]
+        if isinstance(entries, dict):  # one config, as AG2 also takes it
+            entries = [entries]
         if not isinstance(entries, list) or not entries:
             raise ValueError("llm_config['config_list'] must be a non-empty list of model configs")
     elif "model" in llm_config or llm_config.get("api_type") == "local":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any
 
@@ -100,3 +101,26 @@ def _model_usage(cost: float, prompt: float, completion: float) -> dict[str, Any
         "completion_tokens": int(completion),
         "total_tokens": int(prompt + completion),
     }
+
+
+def gather_usage_summary(agents: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """The usage and cost of ``agents``' models summed, in AG2's shape: ``usage_including_cached_inference``
+    and ``usage_excluding_cached_inference``, each ``{"total_cost": ..., model: {"cost", "prompt_tokens",
+    "completion_tokens", "total_tokens"}}``. Agents without a model add nothing."""
+    summed: dict[str, dict[str, Any]] = {
+        "usage_including_cached_inference": {"total_cost": 0},
+        "usage_excluding_cached_inference": {"total_cost": 0},
+    }
+    for agent in agents:
+        if getattr(agent, "client", None) is None:
+            continue
+        for kind, usage in agent.usage_summary.to_dict().items():
+            into = summed[kind]
+            for model, counts in usage.items():
+                if model == "total_cost":
+                    into["total_cost"] += counts
+                    continue
+                known = into.setdefault(model, dict.fromkeys(counts, 0))
+                for key, value in counts.items():
+                    known[key] += value
+    return summed
