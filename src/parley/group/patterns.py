@@ -65,7 +65,47 @@ class DefaultPattern:
         self.group_after_work = as_target(group_after_work or TerminateTarget(), what="group_after_work")
 
 
-class AutoPattern(DefaultPattern):
+class _OwnAfterWork(DefaultPattern):
+    """A pattern whose group after-work is its kind's own (:meth:`_after_work`), with AG2's parameters.
+
+    ``hands_over_the_user``: whether it also decides where the user agent hands over.
+    """
+
+    hands_over_the_user = False
+
+    def __init__(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None = None,
+        group_manager_args: dict[str, Any] | None = None,
+        context_variables: ContextVariables | dict[str, Any] | None = None,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
+    ) -> None:
+        super().__init__(
+            initial_agent,
+            agents,
+            user_agent,
+            group_manager_args,
+            context_variables,
+            self._after_work(initial_agent, agents, user_agent),
+            exclude_transit_message,
+            summary_method,
+        )
+        if self.hands_over_the_user:
+            self.after_the_user = self.group_after_work
+
+    def _after_work(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None,
+    ) -> TransitionTarget:
+        raise NotImplementedError
+
+
+class AutoPattern(_OwnAfterWork):
     """The group manager's model chooses who speaks after each agent (AG2's ``AutoPattern``): a
     :class:`DefaultPattern` whose group after-work is :class:`GroupManagerTarget`, so the manager needs a
     model (``group_manager_args={"llm_config": ...}``). ``selection_message`` is the target's."""
@@ -81,60 +121,43 @@ class AutoPattern(DefaultPattern):
         exclude_transit_message: bool = True,
         summary_method: SummaryMethod = "last_msg",
     ) -> None:
+        self.selection_message = selection_message
         super().__init__(
             initial_agent,
             agents,
             user_agent,
             group_manager_args,
             context_variables,
-            GroupManagerTarget(selection_message),
             exclude_transit_message,
             summary_method,
         )
 
+    def _after_work(self, *_: Any) -> TransitionTarget:
+        return GroupManagerTarget(self.selection_message)
 
-class ManualPattern(DefaultPattern):
+
+class ManualPattern(_OwnAfterWork):
     """The human chooses who speaks after each agent (AG2's ``ManualPattern``): the group after-work is
     :class:`AskUserTarget`, which asks through the group manager's ``get_human_input`` as the
     ``"manual"`` speaker selection does (``exit`` ends the chat)."""
 
-    def __init__(
-        self,
-        initial_agent: ConversableAgent,
-        agents: Sequence[ConversableAgent],
-        user_agent: ConversableAgent | None = None,
-        group_manager_args: dict[str, Any] | None = None,
-        context_variables: ContextVariables | dict[str, Any] | None = None,
-        exclude_transit_message: bool = True,
-        summary_method: SummaryMethod = "last_msg",
-    ) -> None:
-        super().__init__(
-            initial_agent,
-            agents,
-            user_agent,
-            group_manager_args,
-            context_variables,
-            AskUserTarget(),
-            exclude_transit_message,
-            summary_method,
-        )
+    def _after_work(self, *_: Any) -> TransitionTarget:
+        return AskUserTarget()
 
 
-class RoundRobinPattern(DefaultPattern):
+class RoundRobinPattern(_OwnAfterWork):
     """The agents speak in turn (AG2's ``RoundRobinPattern``): the initial agent, the others in the
     order given, then the user agent if there is one, and round again. An agent's own after-work, if it
     has one, still decides where it hands over (AG2 replaces it)."""
 
-    def __init__(
+    hands_over_the_user = True
+
+    def _after_work(
         self,
         initial_agent: ConversableAgent,
         agents: Sequence[ConversableAgent],
-        user_agent: ConversableAgent | None = None,
-        group_manager_args: dict[str, Any] | None = None,
-        context_variables: ContextVariables | dict[str, Any] | None = None,
-        exclude_transit_message: bool = True,
-        summary_method: SummaryMethod = "last_msg",
-    ) -> None:
+        user_agent: ConversableAgent | None,
+    ) -> TransitionTarget:
         order = [initial_agent, *(a for a in agents if a is not initial_agent and a is not user_agent)]
         if user_agent is not None:
             order.append(user_agent)
@@ -142,50 +165,28 @@ class RoundRobinPattern(DefaultPattern):
         def next_in_turn(last: ConversableAgent, messages: Any, groupchat: Any) -> ConversableAgent:
             return order[(order.index(last) + 1) % len(order)] if last in order else order[0]
 
-        super().__init__(
-            initial_agent,
-            agents,
-            user_agent,
-            group_manager_args,
-            context_variables,
-            FunctionTarget(next_in_turn),
-            exclude_transit_message,
-            summary_method,
-        )
-        self.after_the_user = self.group_after_work
+        return FunctionTarget(next_in_turn)
 
 
-class RandomPattern(DefaultPattern):
+class RandomPattern(_OwnAfterWork):
     """After each agent, another agent of the group (or the user agent) chosen at random speaks (AG2's
     ``RandomPattern``). An agent's own after-work, if it has one, still applies (AG2 replaces it)."""
 
-    def __init__(
+    hands_over_the_user = True
+
+    def _after_work(
         self,
         initial_agent: ConversableAgent,
         agents: Sequence[ConversableAgent],
-        user_agent: ConversableAgent | None = None,
-        group_manager_args: dict[str, Any] | None = None,
-        context_variables: ContextVariables | dict[str, Any] | None = None,
-        exclude_transit_message: bool = True,
-        summary_method: SummaryMethod = "last_msg",
-    ) -> None:
+        user_agent: ConversableAgent | None,
+    ) -> TransitionTarget:
         everyone = [*agents, *([] if user_agent is None else [user_agent])]
 
         def anyone_else(last: ConversableAgent, messages: Any, groupchat: Any) -> ConversableAgent:
             others = [agent for agent in everyone if agent is not last]
             return random.choice(others or everyone)
 
-        super().__init__(
-            initial_agent,
-            agents,
-            user_agent,
-            group_manager_args,
-            context_variables,
-            FunctionTarget(anyone_else),
-            exclude_transit_message,
-            summary_method,
-        )
-        self.after_the_user = self.group_after_work
+        return FunctionTarget(anyone_else)
 
 
 def initiate_group_chat(
