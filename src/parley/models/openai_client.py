@@ -151,14 +151,13 @@ class OpenAIClient:
     ) -> ModelResponse:
         """Send one chat completion request and return its reply."""
         request, json_tools_used = self._request(messages, tools, params)
-        offered = tools if json_tools_used else None
         if json_tools_used:  # the mode's own response_format, in the dialect the server takes
             response = retry_unusable(
                 lambda: json_tools.send_with_dialect(
                     self.endpoint,
                     self.response_format_type,
                     request,
-                    lambda sent: self._create_once(sent, offered),
+                    lambda sent: self._create_once(sent, tools),
                 ),
                 self._max_retries,
                 self.secrets,
@@ -174,14 +173,13 @@ class OpenAIClient:
     ) -> ModelResponse:
         """Async twin of :meth:`create`."""
         request, json_tools_used = self._request(messages, tools, params)
-        offered = tools if json_tools_used else None
         if json_tools_used:
             response = await a_retry_unusable(
                 lambda: json_tools.a_send_with_dialect(
                     self.endpoint,
                     self.response_format_type,
                     request,
-                    lambda sent: self._a_create_once(sent, offered),
+                    lambda sent: self._a_create_once(sent, tools),
                 ),
                 self._max_retries,
                 self.secrets,
