@@ -88,24 +88,15 @@ async def reflect_with_llm(
     If the model call fails, the summary is empty and a ``UserWarning`` says why, as in AG2: the chat
     itself went well, and its result is kept.
     """
-    owner, client, request = summary_request(
+    return await summarize_with_model(
         conversation_of(sender, recipient),
         summary_args,
         model_of=recipient,
         fallback=sender,
         no_model=no_reflection_model(sender, recipient),
+        sync=sync,
+        empty_if_the_call_fails=True,
     )
-    try:
-        response = client.create(request) if sync else await client.a_create(request)
-    except Exception as error:
-        warnings.warn(
-            f"could not summarize the chat with reflection_with_llm: {error!r}; the summary is empty",
-            UserWarning,
-            stacklevel=2,
-        )
-        return ""
-    owner._record_usage(response)  # counts against the chat's budgets too
-    return content_str(response.message.get("content"))
 
 
 def no_reflection_model(sender: ConversableAgent, recipient: ConversableAgent) -> str:
@@ -124,15 +115,32 @@ async def summarize_with_model(
     fallback: ConversableAgent,
     no_model: str,
     sync: bool,
+    empty_if_the_call_fails: bool = False,
 ) -> str:
     """The summary a model gives of ``messages`` (see :func:`summary_request`); the call counts on the
-    agent whose model it is."""
+    agent whose model it is. With ``empty_if_the_call_fails`` (a chat's ``reflection_with_llm``
+    summary, as in AG2: the chat itself went well), a failing model call gives :func:`empty_summary`."""
     owner, client, request = summary_request(
         messages, summary_args, model_of=model_of, fallback=fallback, no_model=no_model
     )
-    response = client.create(request) if sync else await client.a_create(request)
+    try:
+        response = client.create(request) if sync else await client.a_create(request)
+    except Exception as error:
+        if not empty_if_the_call_fails:
+            raise
+        return empty_summary(repr(error))
     owner._record_usage(response)  # counts against the chat's budgets too
     return content_str(response.message.get("content"))
+
+
+def empty_summary(why: str) -> str:
+    """The empty summary of a chat ``reflection_with_llm`` could not summarize, with a ``UserWarning``."""
+    warnings.warn(
+        f"could not summarize the chat with reflection_with_llm: {why}; the summary is empty",
+        UserWarning,
+        stacklevel=3,
+    )
+    return ""
 
 
 def summary_request(

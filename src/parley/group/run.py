@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -23,7 +22,13 @@ from parley.group.transit import Transit
 from parley.group.transitions import HandoffRule
 from parley.groupchat import GroupChat, GroupChatManager, speaker_named
 from parley.messages import Message, as_own, to_message
-from parley.summary import SummaryMethod, last_message_summary, summarize_with_model, summary_text
+from parley.summary import (
+    SummaryMethod,
+    empty_summary,
+    last_message_summary,
+    summarize_with_model,
+    summary_text,
+)
 from parley.tracing import entry_listeners
 
 if TYPE_CHECKING:
@@ -163,23 +168,18 @@ async def _summary(
     if method is None:
         return ""
     if method == "reflection_with_llm":
-        try:
-            return await summarize_with_model(
-                history,
-                {},
-                model_of=manager,
-                fallback=manager,
-                no_model=f"summary_method='reflection_with_llm' needs the group manager's model, and "
-                f"{manager.name} has none",
-                sync=sync,
-            )
-        except Exception as error:
-            warnings.warn(
-                f"could not summarize the chat with reflection_with_llm: {error!r}; the summary is empty",
-                UserWarning,
-                stacklevel=2,
-            )
-            return ""
+        no_model = f"the group manager {manager.name} has no model"
+        if manager.client is None:  # AG2 finds this out when it asks, and warns
+            return empty_summary(no_model)
+        return await summarize_with_model(
+            history,
+            {},
+            model_of=manager,
+            fallback=manager,
+            no_model=no_model,
+            sync=sync,
+            empty_if_the_call_fails=True,
+        )
     assert callable(method)
     return summary_text(method(starter, manager, {}))
 
