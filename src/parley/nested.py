@@ -154,21 +154,18 @@ def _prerequisite_order(entries: list[dict[str, Any]]) -> list[int]:
         if entry["chat_id"] in by_id:
             raise ValueError(f"chat_queue[{index}] repeats the chat_id {entry['chat_id']!r}")
         by_id[entry["chat_id"]] = index
+    for index, entry in enumerate(entries):
+        unknown = [p for p in entry.get("prerequisites", ()) if p not in by_id]
+        if unknown:
+            raise ValueError(f"chat_queue[{index}]'s prerequisites {unknown} name no chat_id of the queue")
     order: list[int] = []
     placed: set[int] = set()
     while len(order) < len(entries):
-        ready = []
-        for index, entry in enumerate(entries):
-            if index in placed:
-                continue
-            prerequisites = entry.get("prerequisites", ())
-            unknown = [p for p in prerequisites if p not in by_id]
-            if unknown:
-                raise ValueError(
-                    f"chat_queue[{index}]'s prerequisites {unknown} name no chat_id of the queue"
-                )
-            if all(by_id[p] in placed for p in prerequisites):
-                ready.append(index)
+        ready = [
+            index
+            for index, entry in enumerate(entries)
+            if index not in placed and all(by_id[p] in placed for p in entry.get("prerequisites", ()))
+        ]
         if not ready:
             waiting = [entries[i]["chat_id"] for i in range(len(entries)) if i not in placed]
             raise ValueError(f"the prerequisites of the chats {waiting} go round in a circle")
