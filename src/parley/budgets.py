@@ -23,6 +23,7 @@ from parley.limits import (
     Spent,
 )
 from parley.messages import Message
+from parley.models.reply_limits import ReplyBounds, reply_bounds
 from parley.termination import StopReason
 
 if TYPE_CHECKING:
@@ -39,16 +40,21 @@ _monotonic = time.monotonic
 
 
 class _ClientInfo:
-    """What budgets need of a model client, read once: how it counts tokens, its ``max_tokens`` and price,
-    and whether a budget needs a bound on its prompts (a time or call-count budget does not)."""
+    """What budgets need of a model client, read once: how it counts tokens, how long its replies can be
+    and its price, and whether a budget needs a bound on its prompts (a time or call-count budget does
+    not)."""
 
-    __slots__ = ("client", "count_tokens", "max_tokens", "needs_prompt", "price")
+    __slots__ = ("bounds", "client", "count_tokens", "max_tokens", "needs_prompt", "price", "reply_need")
 
     def __init__(self, client: Any) -> None:
         self.client = client
         count_tokens = getattr(client, "count_tokens", None)
         self.count_tokens = count_tokens if callable(count_tokens) else None
-        self.max_tokens = _configured_max_tokens(client)
+        self.bounds: ReplyBounds = reply_bounds(client)
+        self.max_tokens = None if self.bounds.takes_cap else self.bounds.fixed
+        """The reply's own bound when no budget can lower it (every config sets ``max_tokens``)."""
+        self.reply_need = self.bounds.fixed or 1
+        """The fewest tokens a budget must leave for the reply."""
         self.price = _price(client)
         self.needs_prompt = True
 
@@ -127,6 +133,7 @@ class Budgets:
         self._marks: dict[str, _Mark] = {}
         self._tool_bytes: dict[int, tuple[Any, int]] = {}
         self._clients: dict[int, _ClientInfo] = {}
+        self._last_client: _ClientInfo | None = None
 
     def check(self, chat: Chat) -> StopReason | None:
         """Why the chat must stop now (after a message), or ``None``."""
@@ -148,7 +155,7 @@ class Budgets:
 
         ``log`` is the chat's log, whose new messages the prompt's bound counts.
         """
-        info = self._clients.get(id(client))
+        info = self._last_client
         if info is None or info.client is not client:
             info = self._client_info(client)
         # None: no budget needs it (a refusal measures it, to say what the call would have cost)
@@ -157,7 +164,7 @@ class Budgets:
             if len(log) > self._counted:
                 self._count(log)
             prompt = self._prompt_bound(agent, info, request, tools)
-        configured = info.max_tokens
+        takes_cap = info.bounds.takes_cap
         cap: int | None = None
         for guard in self._guards:
             spent = guard.spent
@@ -168,9 +175,9 @@ class Budgets:
             if guard.tokens is not None:
                 assert prompt is not None, "a token budget needs the prompt's bound"
                 room = guard.tokens.limit - spent.tokens - prompt
-                if room < (1 if configured is None else configured):
+                if room < info.reply_need:
                     return self._refused(guard.tokens, spent, agent, info, prompt, request, tools, log)
-                if configured is None and (cap is None or room < cap):
+                if takes_cap and (cap is None or room < cap):
                     cap = room
             cost = guard.cost
             if cost is not None and info.price is None:
@@ -182,10 +189,17 @@ class Budgets:
                 if isinstance(asked, StopReason):
                     return asked
                 cap = asked
-        return _NO_PARAMS if cap is None else {"max_tokens": max(cap, 1)}
+        if cap is None:
+            return _NO_PARAMS
+        sent = info.bounds.cap_to_send(cap)
+        return _NO_PARAMS if sent is None else {"max_tokens": sent}
 
     def _client_info(self, client: Any) -> _ClientInfo:
-        info = self._clients[id(client)] = _ClientInfo(client)
+        info = self._clients.get(id(client))
+        if info is not None and info.client is client:
+            self._last_client = info
+            return info
+        info = self._clients[id(client)] = self._last_client = _ClientInfo(client)
         info.needs_prompt = any(
             guard.tokens is not None or guard.others or (guard.cost is not None and info.price is not None)
             for guard in self._guards
@@ -363,16 +377,6 @@ def _message_bound(message: Message) -> int:
     if name:
         total += len(name)
     return total + _PER_MESSAGE
-
-
-def _configured_max_tokens(client: Any) -> int | None:
-    params = getattr(client, "params", None)
-    if isinstance(params, dict):
-        for key in ("max_tokens", "max_completion_tokens"):
-            value = params.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-    return None
 
 
 def _price(client: Any) -> Any:

@@ -11,9 +11,10 @@ Budgets (:class:`MaxTokens`, :class:`MaxCost`, :class:`MaxModelCalls`, :class:`M
 (counted by the model when it can count, else bounded by the prompt's size in bytes, which no byte-level
 tokenizer exceeds) plus the most it may answer, the ``max_tokens`` of its ``llm_config``. A call that
 could cross a budget is not made: the chat stops with a :class:`~parley.termination.StopReason` of kind
-``condition`` that names the budget and the figures. Without a configured ``max_tokens``, a call is sent
-with ``max_tokens`` set to what the budget leaves, so that it cannot cross it. A model whose price parley
-does not know can overspend a cost budget by the one call that crossed it.
+``condition`` that names the budget and the figures. Without a configured ``max_tokens``, the reply is
+bounded by the model's own limit, and a call is sent with ``max_tokens`` set to what the budget leaves
+when that is less (see :mod:`parley.models.reply_limits`), so that it cannot cross it. A model whose price
+parley does not know can overspend a cost budget by the one call that crossed it.
 
 Chats started inside a chat with budgets (nested chats, swarms run by a tool) count against the same
 budgets.

@@ -22,6 +22,7 @@ from parley.models.base import ModelError, ModelResponse, Usage
 from parley.models.config import request_params_of
 from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price
+from parley.models.reply_limits import ANTHROPIC_DEFAULT_MAX_TOKENS
 from parley.models.sdk import (
     DEFAULT_MAX_RETRIES,
     PerEventLoop,
@@ -39,7 +40,7 @@ from parley.models.streaming import token_sink
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: ``max_tokens`` when the config sets none (the messages API requires one).
-DEFAULT_MAX_TOKENS = 4096
+DEFAULT_MAX_TOKENS = ANTHROPIC_DEFAULT_MAX_TOKENS
 #: What a conversation that would not start (or end) with a user turn is given, as AG2 does.
 CONTINUE = "Please continue."
 
@@ -68,6 +69,9 @@ class AnthropicClient:
         params: request parameters sent with every request (``temperature``, ``max_tokens``...).
         client_options: more keyword arguments for the SDK client (``default_headers``...).
     """
+
+    reply_token_limit = ANTHROPIC_DEFAULT_MAX_TOKENS
+    """The most tokens a reply has when neither the config nor the call sets ``max_tokens``."""
 
     def __init__(
         self,

@@ -43,6 +43,7 @@ from parley.messages import Message, content_str
 from parley.models import json_tools
 from parley.models.base import ModelError, ModelResponse, Usage
 from parley.models.local_runner import GENERATION_PARAMETERS, Choice, Generation, Loaded, choose, generate
+from parley.models.reply_limits import LOCAL_DEFAULT_MAX_TOKENS
 from parley.models.streaming import StreamedText, token_sink
 from parley.models.weights import DEFAULT_WEIGHTS, Progress, verify, weights_path
 
@@ -50,7 +51,7 @@ DEFAULT_MODEL = DEFAULT_WEIGHTS.name
 """The ``model`` name that means the default weights."""
 
 #: Replies are cut at this many tokens unless ``max_tokens`` says otherwise.
-DEFAULT_MAX_TOKENS = 512
+DEFAULT_MAX_TOKENS = LOCAL_DEFAULT_MAX_TOKENS
 
 #: Config keys that say how the model is loaded, not what each request asks.
 LOAD_KEYS = ("model_path", "sha256", "n_ctx", "n_threads", "chat_format")
@@ -120,6 +121,9 @@ class LocalModel:
         progress: called as ``progress(stage, done, total)`` while the default weights are assembled
             or a file is verified.
     """
+
+    reply_token_limit = DEFAULT_MAX_TOKENS
+    """The most tokens a reply has when neither the config nor the call sets ``max_tokens``."""
 
     def __init__(
         self,

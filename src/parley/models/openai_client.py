@@ -27,6 +27,7 @@ from parley.models.base import ModelResponse, Usage
 from parley.models.config import request_params_of
 from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price
+from parley.models.reply_limits import known_reply_limit
 from parley.models.sdk import (
     DEFAULT_MAX_RETRIES,
     PerEventLoop,
@@ -106,6 +107,12 @@ class OpenAIClient:
             self._options["max_retries"] = max_retries
         self._sync: Any = None
         self._async = PerEventLoop(lambda: self._sdk_client(asynchronous=True))
+
+    @property
+    def reply_token_limit(self) -> int | None:
+        """The most tokens the model writes in one reply, if parley knows it (see
+        :mod:`parley.models.reply_limits`)."""
+        return known_reply_limit(self.model)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], settings: dict[str, Any] | None = None) -> OpenAIClient:

@@ -1,0 +1,89 @@
+"""A token budget bounds each reply with ``max_tokens`` only where that binds: model APIs refuse a
+``max_tokens`` above what the model can write, so a budget larger than that must not send one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fake_servers import FakeServer, anthropic_message, completion
+
+from parley import ConversableAgent, StopKind
+from parley.limits import MaxTokens
+from parley.models.reply_limits import UNKNOWN_MODEL_CAP, known_reply_limit
+
+
+@pytest.fixture
+def server():
+    with FakeServer() as running:
+        yield running
+
+
+def chat(llm_config: dict[str, Any], budget: int, turns: int = 1) -> Any:
+    assistant = ConversableAgent("assistant", llm_config=llm_config, human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+    return user.initiate_chat(
+        assistant, "Where is order 7?", max_turns=turns, stop_when=MaxTokens(budget), silent=True
+    )
+
+
+def openai_config(server: FakeServer, model: str, **entry: Any) -> dict[str, Any]:
+    return {"config_list": [{"model": model, "base_url": server.url, "api_key": "sk-test", **entry}]}
+
+
+def test_a_budget_larger_than_the_models_reply_limit_sends_no_max_tokens(server):
+    server.script(completion("It shipped."), completion("Anything else?"))
+
+    result = chat(openai_config(server, "gpt-4o-mini"), 50_000, turns=2)
+
+    assert [m["content"] for m in result.chat_history if m["name"] == "assistant"] == [
+        "It shipped.",
+        "Anything else?",
+    ]
+    assert [request.body.get("max_tokens") for request in server.requests] == [None, None]
+
+
+def test_a_budget_below_the_models_reply_limit_sends_what_it_leaves(server):
+    server.script(completion("It shipped.", prompt_tokens=40, completion_tokens=5))
+
+    chat(openai_config(server, "gpt-4o-mini-2024-07-18"), 10_000)
+
+    (request,) = server.requests
+    assert known_reply_limit("gpt-4o-mini-2024-07-18") == 16_384
+    assert 9_800 < request.body["max_tokens"] < 10_000
+
+
+def test_a_model_parley_does_not_know_is_asked_for_at_most_the_common_cap(server):
+    server.script(completion("It shipped."))
+
+    chat(openai_config(server, "my-fine-tune"), 1_000_000)
+
+    (request,) = server.requests
+    assert request.body["max_tokens"] == UNKNOWN_MODEL_CAP == 4_096
+
+
+def test_a_config_that_sets_max_tokens_keeps_it_and_the_budget_allows_for_it(server):
+    server.script(completion("It shipped."))
+
+    chat(openai_config(server, "my-fine-tune", max_tokens=300), 50_000)
+    refused = chat(openai_config(server, "my-fine-tune", max_tokens=300), 320)
+
+    (request,) = server.requests
+    assert request.body["max_tokens"] == 300
+    assert refused.stop_reason.kind is StopKind.CONDITION
+    assert "could use" in str(refused.stop_reason) and "+ 300 completion tokens" in str(refused.stop_reason)
+    assert [m["name"] for m in refused.chat_history] == ["user"]
+
+
+def test_anthropic_gets_its_default_max_tokens_not_the_whole_budget(server):
+    server.script(anthropic_message("It shipped."))
+    config = {
+        "config_list": [
+            {"model": "claude-fake", "api_type": "anthropic", "base_url": server.root, "api_key": "k"}
+        ]
+    }
+
+    chat(config, 100_000)
+
+    (request,) = server.requests
+    assert request.body["max_tokens"] == 4_096
