@@ -87,3 +87,14 @@ def test_anthropic_gets_its_default_max_tokens_not_the_whole_budget(server):
 
     (request,) = server.requests
     assert request.body["max_tokens"] == 4_096
+
+
+def test_a_reasoning_model_gets_the_bound_as_max_completion_tokens(server):
+    server.script(completion("It shipped."), completion("It shipped."))
+
+    chat(openai_config(server, "o3-mini"), 20_000)
+    chat(openai_config(server, "o4-mini", max_tokens=500), 20_000)
+
+    first, second = server.requests
+    assert "max_tokens" not in first.body and 19_800 < first.body["max_completion_tokens"] < 20_000
+    assert "max_tokens" not in second.body and second.body["max_completion_tokens"] == 500

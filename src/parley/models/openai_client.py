@@ -51,6 +51,10 @@ _MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "funct
 _TOOL_ONLY_PARAMS = ("tool_choice", "parallel_tool_calls")
 
 
+#: OpenAI's reasoning models, which refuse ``max_tokens`` and take ``max_completion_tokens`` instead.
+_REASONING_MODELS = ("o1", "o3", "o4", "gpt-5")
+
+
 class OpenAIClient:
     """A model behind OpenAI's chat completions API.
 
@@ -309,6 +313,8 @@ class OpenAIClient:
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, params: dict[str, Any]
     ) -> tuple[dict[str, Any], bool]:
         merged = {**params, **self.params}
+        if "max_tokens" in merged and self.model.startswith(_REASONING_MODELS):
+            merged.setdefault("max_completion_tokens", merged.pop("max_tokens"))
         if merged.get("response_format") is not None:
             merged["response_format"] = _response_format(merged["response_format"])
         tools = list(tools or ())
