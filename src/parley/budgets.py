@@ -6,6 +6,7 @@ See :mod:`parley.limits` for the conditions themselves and what they guarantee.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 _PER_MESSAGE = 8
 """Tokens a chat template may add around each message, on top of its content."""
 _PER_REQUEST = 16
-_PLAIN_MESSAGE = _PER_MESSAGE + 32
-"""A plain message's bound beyond its content: the template's tokens, its role and its name."""
 _NO_PARAMS: dict[str, Any] = {}
 _monotonic = time.monotonic
 
@@ -44,7 +43,17 @@ class _ClientInfo:
     and its price, and whether a budget needs a bound on its prompts (a time or call-count budget does
     not)."""
 
-    __slots__ = ("bounds", "client", "count_tokens", "max_tokens", "needs_prompt", "price", "reply_need")
+    __slots__ = (
+        "at_ceiling",
+        "bounds",
+        "ceiling",
+        "client",
+        "count_tokens",
+        "max_tokens",
+        "needs_prompt",
+        "price",
+        "reply_need",
+    )
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -55,6 +64,9 @@ class _ClientInfo:
         """The reply's own bound when no budget can lower it (every config sets ``max_tokens``)."""
         self.reply_need = self.bounds.fixed or 1
         """The fewest tokens a budget must leave for the reply."""
+        self.ceiling, sent = self.bounds.ceiling()
+        self.at_ceiling: dict[str, Any] = _NO_PARAMS if sent is None else {"max_tokens": sent}
+        """The parameters of a call whose budgets leave at least :attr:`ceiling` for the reply."""
         self.price = _price(client)
         self.needs_prompt = True
 
@@ -84,6 +96,12 @@ class _Guard:
     others: list[Condition] = field(default_factory=list)
     seconds: float | None = None
     """:attr:`time`'s seconds."""
+    token_limit: int | None = None
+    """:attr:`tokens`'s limit."""
+    call_limit: float = math.inf
+    """:attr:`model_calls`'s limit (infinite without one)."""
+    usd: float = math.inf
+    """:attr:`cost`'s dollars (infinite without one)."""
 
     def add(self, condition: Condition) -> None:
         if isinstance(condition, AnyOf):
@@ -92,12 +110,15 @@ class _Guard:
         elif isinstance(condition, MaxTokens):
             if self.tokens is None or condition.limit < self.tokens.limit:
                 self.tokens = condition
+                self.token_limit = condition.limit
         elif isinstance(condition, MaxCost):
             if self.cost is None or condition.usd < self.cost.usd:
                 self.cost = condition
+                self.usd = condition.usd
         elif isinstance(condition, MaxModelCalls):
             if self.model_calls is None or condition.limit < self.model_calls.limit:
                 self.model_calls = condition
+                self.call_limit = condition.limit
         elif isinstance(condition, MaxToolCalls):
             if self.tool_calls is None or condition.limit < self.tool_calls.limit:
                 self.tool_calls = condition
@@ -168,31 +189,31 @@ class Budgets:
         cap: int | None = None
         for guard in self._guards:
             spent = guard.spent
-            if guard.seconds is not None and _monotonic() - spent.started >= guard.seconds:
+            seconds = guard.seconds
+            if seconds is not None and _monotonic() - spent.started >= seconds:
                 return self._refused(guard.time, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
-            if guard.model_calls is not None and spent.model_calls >= guard.model_calls.limit:
-                return self._refused(guard.model_calls, spent, agent, info, prompt, request, tools, log)
-            if guard.tokens is not None:
-                assert prompt is not None, "a token budget needs the prompt's bound"
-                room = guard.tokens.limit - spent.tokens - prompt
+            if spent.model_calls >= guard.call_limit:
+                return self._refused(guard.model_calls, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
+            limit = guard.token_limit
+            if limit is not None:
+                room = limit - spent.tokens - prompt  # type: ignore[operator]
                 if room < info.reply_need:
-                    return self._refused(guard.tokens, spent, agent, info, prompt, request, tools, log)
+                    return self._refused(guard.tokens, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
                 if takes_cap and (cap is None or room < cap):
                     cap = room
-            cost = guard.cost
-            if cost is not None and info.price is None:
-                if spent.cost >= cost.usd:
-                    return self._refused(cost, spent, agent, info, prompt, request, tools, log)
-                cost = None
-            if cost is not None or guard.others:
-                asked = self._ask(guard, cost, agent, info, prompt, cap)
+            priced = info.price is not None
+            if spent.cost >= guard.usd and not priced:
+                return self._refused(guard.cost, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
+            if guard.others or (priced and guard.cost is not None):
+                asked = self._ask(guard, guard.cost if priced else None, agent, info, prompt, cap)
                 if isinstance(asked, StopReason):
                     return asked
                 cap = asked
-        if cap is None:
+        if cap is None or not takes_cap:
             return _NO_PARAMS
-        sent = info.bounds.cap_to_send(cap)
-        return _NO_PARAMS if sent is None else {"max_tokens": sent}
+        if cap >= info.ceiling:
+            return info.at_ceiling
+        return {"max_tokens": cap if cap > 1 else 1}
 
     def _client_info(self, client: Any) -> _ClientInfo:
         info = self._clients.get(id(client))
@@ -253,10 +274,24 @@ class Budgets:
         total = 0
         for message in log[self._counted :]:
             content = message.get("content")
-            if type(content) is str and len(message) <= 3:
-                total += (len(content) if content.isascii() else len(content.encode())) + _PLAIN_MESSAGE
-            else:
-                total += _logged_bound(message)
+            if type(content) is str and len(message) <= 3:  # content, role, name: a plain message
+                name = message.get("name")
+                total += len(content) if content.isascii() else len(content.encode())
+                total += _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
+                continue
+            responses = message.get("tool_responses")
+            if not responses:
+                total += _message_bound(message)
+                continue
+            for response in responses:  # the model sees each result as a message of its own
+                text = response.get("content")
+                if type(text) is str and len(response) <= 3:  # role, content, tool_call_id
+                    total += len(text) if text.isascii() else len(text.encode())
+                    total += len(response.get("tool_call_id") or "") + _PER_MESSAGE
+                else:
+                    total += _message_bound(response)
+            if message.get("role") != "tool":
+                total += _message_bound(message)
         self.log_bytes += total
         self._counted = len(log)
 
@@ -345,18 +380,9 @@ class _Mark:
         self.tools = tools
 
 
-def _logged_bound(message: Message) -> int:
-    """The bytes a logged message stands for in a model request (tool results flattened)."""
-    responses = message.get("tool_responses")
-    if not responses:
-        return _message_bound(message)
-    total = sum(map(_message_bound, responses))
-    return total if message.get("role") == "tool" else total + _message_bound(message)
-
-
 def _message_bound(message: Message) -> int:
     """The bytes of a message in a model request: its text (UTF-8, measured without encoding ASCII),
-    its tool calls and its name, and the template's tokens around it."""
+    its tool calls, its name and the id of the call it answers, and the template's tokens around it."""
     content = message.get("content")
     if type(content) is str:
         total = len(content) if content.isascii() else len(content.encode())
@@ -373,9 +399,10 @@ def _message_bound(message: Message) -> int:
                 arguments = str(arguments)
             total += len(str(function.get("name", ""))) + 16
             total += len(arguments) if arguments.isascii() else len(arguments.encode())
-    name = message.get("name")
-    if name:
-        total += len(name)
+    for key in ("name", "tool_call_id"):
+        text = message.get(key)
+        if type(text) is str:
+            total += len(text.encode())
     return total + _PER_MESSAGE
 
 

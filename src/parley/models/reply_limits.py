@@ -8,6 +8,7 @@ parley knows it, and never above :data:`UNKNOWN_MODEL_CAP` otherwise.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -70,14 +71,14 @@ class ReplyBounds:
     open_limit: int | None
     """The most those configs write when no ``max_tokens`` is sent (``None``: not known)."""
 
-    def cap_to_send(self, cap: int) -> int | None:
-        """The ``max_tokens`` to send so that no reply is longer than ``cap``; ``None`` when the
-        models' own limits already keep it there."""
+    def ceiling(self) -> tuple[float, int | None]:
+        """From how many tokens on a budget's bound on the reply no longer binds, and the ``max_tokens``
+        to send from there on (``None``: none): a budget that leaves less sends what it leaves."""
         if not self.takes_cap:
-            return None
+            return math.inf, None
         if self.open_limit is not None:
-            return None if cap >= self.open_limit else max(cap, 1)
-        return max(min(cap, UNKNOWN_MODEL_CAP), 1)
+            return self.open_limit, None
+        return UNKNOWN_MODEL_CAP, UNKNOWN_MODEL_CAP
 
 
 def reply_bounds(client: Any) -> ReplyBounds:
