@@ -407,5 +407,13 @@ def _message_bound(message: Message) -> int:
 
 
 def _price(client: Any) -> Any:
+    """What a call of ``client`` will cost, as ``price(prompt_tokens, completion_tokens)``, if known before
+    the call: its ``price_of``, else its ``token_price`` per 1,000 tokens."""
     price = getattr(client, "price_of", None)
-    return price if callable(price) else None
+    if callable(price):
+        return price
+    per_1k = getattr(client, "token_price", None)
+    if per_1k is None:
+        return None
+    prompt_price, completion_price = per_1k
+    return lambda prompt, completion: (prompt * prompt_price + completion * completion_price) / 1000

@@ -9,7 +9,7 @@ import pytest
 from fake_servers import FakeServer, anthropic_message, completion
 
 from parley import ConversableAgent, StopKind
-from parley.limits import MaxTokens
+from parley.limits import MaxCost, MaxTokens
 from parley.models.reply_limits import UNKNOWN_MODEL_CAP, known_reply_limit
 
 
@@ -19,11 +19,12 @@ def server():
         yield running
 
 
-def chat(llm_config: dict[str, Any], budget: int, turns: int = 1) -> Any:
+def chat(llm_config: dict[str, Any], budget: int, turns: int = 1, stop_when: Any = None) -> Any:
     assistant = ConversableAgent("assistant", llm_config=llm_config, human_input_mode="NEVER")
     user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+    condition = stop_when if stop_when is not None else MaxTokens(budget)
     return user.initiate_chat(
-        assistant, "Where is order 7?", max_turns=turns, stop_when=MaxTokens(budget), silent=True
+        assistant, "Where is order 7?", max_turns=turns, stop_when=condition, silent=True
     )
 
 
@@ -98,3 +99,22 @@ def test_a_reasoning_model_gets_the_bound_as_max_completion_tokens(server):
     first, second = server.requests
     assert "max_tokens" not in first.body and 19_800 < first.body["max_completion_tokens"] < 20_000
     assert "max_tokens" not in second.body and second.body["max_completion_tokens"] == 500
+
+
+def test_a_cost_budget_on_a_priced_model_is_checked_before_each_call(server):
+    """gpt-4o-mini costs $0.15 / $0.60 per million prompt / completion tokens: each call is sent with the
+    completion tokens the budget can still pay for, and once nothing is left, no call is sent."""
+    server.script(
+        completion("A long answer.", prompt_tokens=20, completion_tokens=700),
+        completion("More.", prompt_tokens=30, completion_tokens=110),
+        completion("Never sent.", prompt_tokens=40, completion_tokens=5),
+    )
+
+    result = chat(openai_config(server, "gpt-4o-mini"), 0, turns=3, stop_when=MaxCost(0.0005))
+
+    first, second = server.requests
+    assert 700 < first.body["max_tokens"] < 0.0005 / 0.0000006
+    assert 110 <= second.body["max_tokens"] < 130
+    assert result.stop_reason.kind is StopKind.CONDITION
+    assert "cost budget of $0.0005 would be exceeded" in str(result.stop_reason)
+    assert result.cost["usage_including_cached_inference"]["total_cost"] <= 0.0005

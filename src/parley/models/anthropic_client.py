@@ -21,7 +21,7 @@ from parley.messages import Message, content_str
 from parley.models.base import ModelError, ModelResponse, Usage
 from parley.models.config import request_params_of
 from parley.models.faults import ModelResponseError
-from parley.models.pricing import Price, cost_of, parse_price
+from parley.models.pricing import Price, cost_of, parse_price, price_in_advance
 from parley.models.reply_limits import ANTHROPIC_DEFAULT_MAX_TOKENS
 from parley.models.sdk import (
     DEFAULT_MAX_RETRIES,
@@ -97,6 +97,12 @@ class AnthropicClient:
             self._options["max_retries"] = max_retries
         self._sync: Any = None
         self._async = PerEventLoop(lambda: self._sdk_client(asynchronous=True))
+
+    @property
+    def token_price(self) -> Price | None:
+        """Dollars per 1,000 prompt and completion tokens, if known before a call (the configured
+        ``price``, else the built-in table's)."""
+        return price_in_advance(self.price, self.model)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], settings: dict[str, Any] | None = None) -> AnthropicClient:

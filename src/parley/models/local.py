@@ -124,6 +124,8 @@ class LocalModel:
 
     reply_token_limit = DEFAULT_MAX_TOKENS
     """The most tokens a reply has when neither the config nor the call sets ``max_tokens``."""
+    token_price = (0.0, 0.0)
+    """Calls cost nothing."""
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ from parley.models import json_tools
 from parley.models.base import ModelResponse, Usage
 from parley.models.config import request_params_of
 from parley.models.faults import ModelResponseError
-from parley.models.pricing import Price, cost_of, parse_price
+from parley.models.pricing import Price, cost_of, parse_price, price_in_advance
 from parley.models.reply_limits import known_reply_limit
 from parley.models.sdk import (
     DEFAULT_MAX_RETRIES,
@@ -117,6 +117,12 @@ class OpenAIClient:
         """The most tokens the model writes in one reply, if parley knows it (see
         :mod:`parley.models.reply_limits`)."""
         return known_reply_limit(self.model)
+
+    @property
+    def token_price(self) -> Price | None:
+        """Dollars per 1,000 prompt and completion tokens, if known before a call (the configured
+        ``price``, else the built-in table's)."""
+        return price_in_advance(self.price, self.model)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], settings: dict[str, Any] | None = None) -> OpenAIClient:

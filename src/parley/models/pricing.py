@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from parley.models.base import Usage
@@ -125,3 +126,22 @@ def cost_of(usage: Usage, *models: str, price: Price | None = None, warn: bool =
             )
         return 0.0
     return (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1000
+
+
+def price_in_advance(config_price: Any, model: str | None, api_type: str | None = None) -> Price | None:
+    """The price a call of this model will be charged at, known before the call: the config's ``price``,
+    else the table's for ``model``; the embedded model is free. ``None``: not known."""
+    if api_type == "local":
+        return 0.0, 0.0
+    price = parse_price(config_price)
+    if price is None and model:
+        price = price_of(model)
+    return price
+
+
+def worst_price(prices: Sequence[Price | None]) -> Price | None:
+    """A price no call at any of ``prices`` costs more than (``None`` if one is not known)."""
+    if not prices or any(price is None for price in prices):
+        return None
+    known = [price for price in prices if price is not None]
+    return max(price[0] for price in known), max(price[1] for price in known)
