@@ -657,6 +657,29 @@ def test_smollm2_an_agents_next_turn_evaluates_only_what_is_new_even_after_anoth
     assert reused.message == fresh.message, "a restored KV state answers as a fresh evaluation does"
 
 
+def test_smollm2_kept_states_are_bounded_and_their_buffers_reused(smollm2: Path):
+    model = LocalModel(smollm2, n_ctx=2048, params={"temperature": 0, "max_tokens": 4})
+    prompt = [{"role": "system", "content": "You are a librarian. " * 30}, {"role": "user", "content": "Hi!"}]
+    model.create(prompt)
+    engine = model._loaded
+    assert engine is not None
+    engine.prefixes = PrefixStates(1 << 30, capacity_states=3)
+
+    for number in range(8):  # eight conversations, none holding another: older states are dropped
+        model.create([prompt[0], {"role": "user", "content": f"Question {number}?"}])
+    kept = engine.prefixes
+    buffers = [id(buffer) for buffer, _ in kept._states.values()] + [id(b) for b in kept._spare]
+    model.create([prompt[0], {"role": "user", "content": "Question 1?"}])
+    later = model.last_stats
+    fresh = model.create(prompt)
+
+    assert len(kept) == 3
+    assert all(id(buffer) in buffers for buffer, _ in kept._states.values()), "no new buffer once full"
+    assert later is not None
+    assert later.evaluated_prompt_tokens < 10, "the system prompt came from a kept state"
+    assert fresh.message["content"], "a state restored from a reused buffer answers"
+
+
 def test_smollm2_chooses_the_name_with_the_highest_probability_summed_over_orders(smollm2: Path):
     model = LocalModel(smollm2, n_ctx=2048).load()
     engine = model._loaded
