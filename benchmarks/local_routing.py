@@ -15,7 +15,7 @@ Prints every decision, the share routed right (the goal is 90%), the seconds per
 mean of the warm ones; the first, with a cold KV cache, apart), the prompt tokens llama.cpp evaluated
 per decision (the rest came from its KV cache) and how many orders of the tool list it was asked with.
 
-    .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out]
+    .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out|fresh]
         [--model-path FILE.gguf] [--threads N]
         [--decoding orders|all-orders|one-order|greedy-named|greedy-content]
         [--limit N] [--show-orders] [--json]
@@ -56,6 +56,20 @@ from parley.models import json_tools
 from parley.models.local import LocalModel
 
 GOAL = 0.9
+
+
+def _fresh() -> list[Request]:
+    from benchmarks.routing_requests_fresh import FRESH
+
+    return FRESH
+
+
+#: The request sets, by name: the one tuned on, the one held out, and a third written afterwards.
+REQUEST_SETS: dict[str, Callable[[], list[Request]]] = {
+    "tuning": lambda: TUNING,
+    "held-out": lambda: HELD_OUT,
+    "fresh": _fresh,
+}
 
 TRIAGE_PROMPT = (
     "You are the triage agent of a software company's customer support. Transfer every customer "
@@ -309,7 +323,7 @@ def summarize(decisions: Sequence[Decision]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--swarm", choices=("seed", "demo"), default="seed")
-    parser.add_argument("--set", choices=("tuning", "held-out"), default="tuning", dest="request_set")
+    parser.add_argument("--set", choices=tuple(REQUEST_SETS), default="tuning", dest="request_set")
     parser.add_argument("--model-path", help="a GGUF file instead of the default weights")
     parser.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: every CPU)")
     parser.add_argument(
@@ -332,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     swarm = build(args.model_path, args.threads)
     local_model_of(swarm.triage).load()
     print(f"model loaded in {time.perf_counter() - started:.1f}s", flush=True)
-    requests = requests_for(swarm, TUNING if args.request_set == "tuning" else HELD_OUT)
+    requests = requests_for(swarm, REQUEST_SETS[args.request_set]())
     requests = requests[: args.limit] if args.limit else requests
 
     decisions = []
