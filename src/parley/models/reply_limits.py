@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 #: The most tokens these models write in one reply, by name; a dated snapshot (``gpt-4o-2024-08-06``)
@@ -60,16 +59,25 @@ def known_reply_limit(model: str | None) -> int | None:
     return found if found is not None else REPLY_TOKEN_LIMITS.get(_SNAPSHOT.sub("", model))
 
 
-@dataclass(frozen=True, slots=True)
 class ReplyBounds:
-    """How long a client's replies can be, as a budget sees it."""
+    """How long a client's replies can be, as a budget sees it.
 
-    fixed: int | None
-    """The largest ``max_tokens`` a config sets itself: a budget's ``max_tokens`` does not change it."""
-    takes_cap: bool
-    """Whether some config takes the budget's ``max_tokens`` (it sets none of its own)."""
-    open_limit: int | None
-    """The most those configs write when no ``max_tokens`` is sent (``None``: not known)."""
+    Attributes:
+        fixed: the largest ``max_tokens`` a config sets itself (a budget's ``max_tokens`` does not
+            change it), ``None`` if none does.
+        takes_cap: whether some config takes the budget's ``max_tokens`` (it sets none of its own).
+        open_limit: the most those configs write when no ``max_tokens`` is sent (``None``: not known).
+    """
+
+    __slots__ = ("fixed", "open_limit", "takes_cap")
+
+    def __init__(self, fixed: int | None, takes_cap: bool, open_limit: int | None) -> None:
+        self.fixed = fixed
+        self.takes_cap = takes_cap
+        self.open_limit = open_limit
+
+    def __repr__(self) -> str:
+        return f"ReplyBounds(fixed={self.fixed}, takes_cap={self.takes_cap}, open_limit={self.open_limit})"
 
     def ceiling(self) -> tuple[float, int | None]:
         """From how many tokens on a budget's bound on the reply no longer binds, and the ``max_tokens``
