@@ -191,19 +191,20 @@ class Budgets:
             spent = guard.spent
             seconds = guard.seconds
             if seconds is not None and _monotonic() - spent.started >= seconds:
-                return self._refused(guard.time, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
+                return self._refused(guard.time, spent, agent, info, prompt, request, tools, log)
             if spent.model_calls >= guard.call_limit:
-                return self._refused(guard.model_calls, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
+                return self._refused(guard.model_calls, spent, agent, info, prompt, request, tools, log)
             limit = guard.token_limit
             if limit is not None:
-                room = limit - spent.tokens - prompt  # type: ignore[operator]
+                assert prompt is not None, "a token budget needs the prompt's bound"
+                room = limit - spent.tokens - prompt
                 if room < info.reply_need:
-                    return self._refused(guard.tokens, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
+                    return self._refused(guard.tokens, spent, agent, info, prompt, request, tools, log)
                 if takes_cap and (cap is None or room < cap):
                     cap = room
             priced = info.price is not None
             if spent.cost >= guard.usd and not priced:
-                return self._refused(guard.cost, spent, agent, info, prompt, request, tools, log)  # type: ignore[arg-type]
+                return self._refused(guard.cost, spent, agent, info, prompt, request, tools, log)
             if guard.others or (priced and guard.cost is not None):
                 asked = self._ask(guard, guard.cost if priced else None, agent, info, prompt, cap)
                 if isinstance(asked, StopReason):
@@ -252,7 +253,7 @@ class Budgets:
 
     def _refused(
         self,
-        condition: Condition,
+        condition: Condition | None,
         spent: Spent,
         agent: str,
         info: _ClientInfo,
@@ -263,6 +264,7 @@ class Budgets:
     ) -> StopReason:
         """Why ``condition`` refuses the call, which it plans with the prompt's bound (measured now if no
         budget needed it before)."""
+        assert condition is not None, "only a budget that is set refuses a call"
         if prompt is None:
             if len(log) > self._counted:
                 self._count(log)
