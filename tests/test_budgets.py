@@ -228,3 +228,27 @@ def test_bad_stop_conditions_are_named():
         MaxTokens(0)
     with pytest.raises(ValueError, match="MaxCost needs a positive number of dollars"):
         MaxCost(-1)
+
+
+def test_a_reflection_summary_is_a_call_of_the_chat_and_keeps_within_its_budget():
+    def run(budget: int, **options: Any) -> tuple[Any, ScriptedModel]:
+        model = ScriptedModel(["a", "b", "c", "the summary"], usage=Usage(100, 50))
+        user, assistant = talkers(model)
+        result = user.initiate_chat(
+            assistant,
+            "go",
+            stop_when=MaxTokens(budget),
+            summary_method="reflection_with_llm",
+            silent=True,
+            **options,
+        )
+        return result, model
+
+    with pytest.warns(UserWarning, match="the call would go past the chat's budget: the token budget of 450"):
+        spent, spent_model = run(450)
+    room, room_model = run(700, max_turns=3)
+
+    assert spent.summary == "" and len(spent_model.requests) == 3, "no summary call past the budget"
+    assert spent.cost["usage_including_cached_inference"]["scripted"]["total_tokens"] == 450
+    assert room.summary == "the summary"
+    assert room_model.requests[-1].params["max_tokens"] == 700 - 450 - 100

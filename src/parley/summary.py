@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.messages import Message, MessageSequence, content_str, flatten_for_model
+from parley.termination import StopReason
 
 if TYPE_CHECKING:
     from parley.agent import ConversableAgent
@@ -123,14 +124,30 @@ async def summarize_with_model(
     owner, client, request = summary_request(
         messages, summary_args, model_of=model_of, fallback=fallback, no_model=no_model
     )
+    params = _within_budgets(owner, client, request)
+    if isinstance(params, StopReason):
+        return empty_summary(f"the call would go past the chat's budget: {params.detail}")
     try:
-        response = client.create(request) if sync else await client.a_create(request)
+        response = client.create(request, **params) if sync else await client.a_create(request, **params)
     except Exception as error:
         if not empty_if_the_call_fails:
             raise
         return empty_summary(repr(error))
     owner._record_usage(response)  # counts against the chat's budgets too
     return content_str(response.message.get("content"))
+
+
+def _within_budgets(
+    owner: ConversableAgent, client: ModelClient, request: MessageSequence
+) -> dict[str, Any] | StopReason:
+    """The parameters that keep the summary call within the budgets of the chat it summarizes, or why it
+    must not be made (the summary is a model call of that chat: a hard budget holds for it too)."""
+    from parley.engine import current_chat
+
+    chat = current_chat.get()
+    if chat is None or chat.budgets is None:
+        return {}
+    return chat.budgets.before_model_call(owner.name, client, request, [], chat.state.messages)
 
 
 def empty_summary(why: str) -> str:
