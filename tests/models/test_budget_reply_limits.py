@@ -51,6 +51,8 @@ def test_a_budget_below_the_models_reply_limit_sends_what_it_leaves(server):
 
     (request,) = server.requests
     assert known_reply_limit("gpt-4o-mini-2024-07-18") == 16_384
+    assert known_reply_limit("ft:gpt-4o-mini-2024-07-18:acme::A1b2") == 16_384
+    assert known_reply_limit("my-azure-deployment") is None
     assert 9_800 < request.body["max_tokens"] < 10_000
 
 

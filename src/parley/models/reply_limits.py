@@ -52,9 +52,12 @@ _LIMIT_KEYS = ("max_tokens", "max_completion_tokens")
 
 
 def known_reply_limit(model: str | None) -> int | None:
-    """The most tokens ``model`` writes in one reply, if parley knows it."""
+    """The most tokens ``model`` writes in one reply, if parley knows it (a fine-tune,
+    ``ft:gpt-4o-mini-2024-07-18:org::id``, has its base model's)."""
     if not model:
         return None
+    if model.startswith("ft:"):
+        model = model.split(":")[1]
     found = REPLY_TOKEN_LIMITS.get(model)
     return found if found is not None else REPLY_TOKEN_LIMITS.get(_SNAPSHOT.sub("", model))
 
