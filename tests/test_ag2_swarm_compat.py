@@ -535,6 +535,21 @@ async def test_a_run_swarm_is_awaited():
     assert await response.last_speaker == "a"
 
 
+def test_run_swarm_takes_stop_conditions_and_listeners_too():
+    from parley.limits import MaxModelCalls
+
+    a, b = agent("a", [tool_call("transfer_to_b")]), agent("b", "b answers")
+    register_hand_off(a, ON_CONDITION(b, "go b"))
+    heard: list[Any] = []
+
+    response = run_swarm(a, "hi", [a, b], stop_when=MaxModelCalls(1), listeners=[heard.append])
+    response.process()
+
+    assert [m.get("name") for m in response.messages] == [None, "a", "a"], "b's model call is refused"
+    assert response.last_speaker == "a"
+    assert heard
+
+
 def test_the_results_of_several_tool_calls_in_one_swarm_message_are_joined_by_a_newline():
     def note(x: int) -> str:
         return f"x={x}"

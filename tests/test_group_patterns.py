@@ -304,6 +304,29 @@ async def test_a_run_group_chat_is_its_async_twin():
     assert await response.summary == "b answers"
 
 
+def test_the_run_apis_take_a_store_a_chat_id_listeners_and_stop_conditions(tmp_path):
+    from parley.limits import MaxModelCalls
+
+    a, b = _handing_off()
+    heard: list[Any] = []
+    store = f"sqlite:///{tmp_path}/chats.db"
+
+    response = run_group_chat(
+        DefaultPattern(a, [a, b]),
+        "start",
+        store=store,
+        chat_id="run-1",
+        listeners=[heard.append],
+        stop_when=MaxModelCalls(1),
+    )
+    response.process()
+    again, _, _ = initiate_group_chat(DefaultPattern(a, [a, b]), "start", store=store, chat_id="run-1")
+
+    assert str(again.stop_reason) == "the limit of 1 model calls is reached"
+    assert [m.get("name") for m in response.messages] == [m.get("name") for m in again.chat_history]
+    assert heard, "the listener heard the chat's events"
+
+
 def test_round_robin_pattern_goes_around_the_agents_then_the_user():
     a, b, c = agent("a", "a1", "a2"), agent("b", "b1"), agent("c", "c1")
     user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="u1")

@@ -290,15 +290,23 @@ def run_swarm(
     context_variables: dict[str, Any] | None = None,
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     exclude_transit_message: bool = True,
+    *,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> RunResponse:
     """AG2's run API for swarms (its parameters in AG2's order): the swarm runs in a worker thread and
     the response's ``process()`` prints it; ``messages``, ``summary``, ``cost``, ``last_speaker`` and
-    ``context_variables`` are the swarm's once it has finished (see :func:`initiate_swarm_chat`)."""
+    ``context_variables`` are the swarm's once it has finished. ``store``, ``chat_id``, ``listeners``,
+    ``stop_when`` and ``trace`` are as for :func:`initiate_swarm_chat`."""
     arguments = _swarm_arguments({**locals(), "silent": True})
+    more = arguments.pop("listeners")
     from parley.run_response import RunOutcome, RunResponse
 
     def start(listener: Listener) -> RunOutcome:
-        result, context, last = run_sync(run_group(**arguments, listeners=[listener], sync=True))
+        result, context, last = run_sync(run_group(**arguments, listeners=[listener, *more], sync=True))
         return RunOutcome(result, last.name, context)
 
     return RunResponse(start, list(agents))
@@ -314,13 +322,20 @@ async def a_run_swarm(
     context_variables: dict[str, Any] | None = None,
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     exclude_transit_message: bool = True,
+    *,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> AsyncRunResponse:
     """Async twin of :func:`run_swarm`: the swarm runs in a task on the running event loop."""
     arguments = _swarm_arguments({**locals(), "silent": True})
+    more = arguments.pop("listeners")
     from parley.run_response import AsyncRunResponse, RunOutcome
 
     async def start(listener: Listener) -> RunOutcome:
-        result, context, last = await run_group(**arguments, listeners=[listener], sync=False)
+        result, context, last = await run_group(**arguments, listeners=[listener, *more], sync=False)
         return RunOutcome(result, last.name, context)
 
     return AsyncRunResponse(start, list(agents))

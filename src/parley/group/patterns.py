@@ -293,16 +293,25 @@ def run_group_chat(
     safeguard_policy: dict[str, Any] | str | None = None,
     safeguard_llm_config: Any = None,
     mask_llm_config: Any = None,
+    *,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> RunResponse:
     """AG2's run API for group patterns: the group chat runs in a worker thread and the response's
     ``process()`` prints it; ``messages``, ``summary``, ``cost``, ``last_speaker`` and
-    ``context_variables`` are the chat's once it has finished (see :func:`initiate_group_chat`)."""
+    ``context_variables`` are the chat's once it has finished (see :func:`initiate_group_chat`, whose
+    ``store``, ``chat_id``, ``listeners``, ``stop_when`` and ``trace`` these are too)."""
     _no_safeguards(safeguard_policy, safeguard_llm_config, mask_llm_config)
     arguments = _pattern_arguments(pattern, messages, max_rounds, True)
+    extra = {"store": store, "chat_id": chat_id, "stop_when": stop_when, "trace": trace}
     from parley.run_response import RunOutcome, RunResponse
 
     def start(listener: Listener) -> RunOutcome:
-        result, context, last = run_sync(run_group(**arguments, listeners=[listener], sync=True))
+        chat = run_group(**arguments, **extra, listeners=[listener, *listeners], sync=True)
+        result, context, last = run_sync(chat)
         return RunOutcome(result, last.name, context)
 
     return RunResponse(start, list(pattern.agents))
@@ -315,14 +324,22 @@ async def a_run_group_chat(
     safeguard_policy: dict[str, Any] | str | None = None,
     safeguard_llm_config: Any = None,
     mask_llm_config: Any = None,
+    *,
+    store: Any = None,
+    chat_id: str | None = None,
+    listeners: Sequence[Listener] = (),
+    stop_when: Any = None,
+    trace: Any = None,
 ) -> AsyncRunResponse:
     """Async twin of :func:`run_group_chat`: the group chat runs in a task on the running event loop."""
     _no_safeguards(safeguard_policy, safeguard_llm_config, mask_llm_config)
     arguments = _pattern_arguments(pattern, messages, max_rounds, True)
+    extra = {"store": store, "chat_id": chat_id, "stop_when": stop_when, "trace": trace}
     from parley.run_response import AsyncRunResponse, RunOutcome
 
     async def start(listener: Listener) -> RunOutcome:
-        result, context, last = await run_group(**arguments, listeners=[listener], sync=False)
+        chat = run_group(**arguments, **extra, listeners=[listener, *listeners], sync=False)
+        result, context, last = await chat
         return RunOutcome(result, last.name, context)
 
     return AsyncRunResponse(start, list(pattern.agents))
