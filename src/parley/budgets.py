@@ -35,6 +35,9 @@ _PER_MESSAGE = 8
 """Tokens a chat template may add around each message, on top of its content."""
 _PER_REQUEST = 16
 _NO_PARAMS: dict[str, Any] = {}
+NO_TOOLS: Sequence[dict[str, Any]] = ()
+"""The tools of a call that offers none: one object, so that an agent's later calls count only what is
+new to them."""
 _monotonic = time.monotonic
 
 

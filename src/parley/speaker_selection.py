@@ -21,6 +21,7 @@ from operator import is_
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from parley.agent import Agent, ConversableAgent
+from parley.budgets import NO_TOOLS
 from parley.engine import run_sync
 from parley.events import Notice
 from parley.exceptions import UndefinedNextAgentError
@@ -478,7 +479,7 @@ class AutoSelection:
             params: dict[str, Any] = {}
             if chat.budgets is not None:
                 allowed = chat.budgets.before_model_call(
-                    manager.name, client, request, [], chat.state.messages
+                    manager.name, client, request, NO_TOOLS, chat.state.messages
                 )
                 if isinstance(allowed, StopReason):
                     return allowed

@@ -147,7 +147,9 @@ def _within_budgets(
     chat = current_chat.get()
     if chat is None or chat.budgets is None:
         return {}
-    return chat.budgets.before_model_call(owner.name, client, request, [], chat.state.messages)
+    from parley.budgets import NO_TOOLS
+
+    return chat.budgets.before_model_call(owner.name, client, request, NO_TOOLS, chat.state.messages)
 
 
 def empty_summary(why: str) -> str:
