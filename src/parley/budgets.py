@@ -347,7 +347,11 @@ class Budgets:
         system = head[0].get("content") if head else (request[0].get("content") if len(request) else None)
         mark = self._marks.get(agent)
         log_bytes = self.log_bytes
-        if mark is not None and mark.tools is tools and (mark.system is system or mark.system == system):
+        if (
+            mark is not None
+            and (mark.tools is tools or mark.tools == tools)
+            and (mark.system is system or mark.system == system)
+        ):
             added = log_bytes - mark.log_bytes
             size = mark.size + added
             tokens = mark.tokens
