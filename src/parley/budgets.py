@@ -39,6 +39,7 @@ NO_TOOLS: Sequence[dict[str, Any]] = ()
 """The tools of a call that offers none: one object, so that an agent's later calls count only what is
 new to them."""
 _monotonic = time.monotonic
+_TOOL_LISTS_KEPT = 16
 
 
 class _ClientInfo:
@@ -371,6 +372,8 @@ class Budgets:
         if cached is not None and cached[0] is tools:
             return cached[1]
         size = len(json.dumps(list(tools), ensure_ascii=False).encode()) if tools else 0
+        if len(self._tool_bytes) >= _TOOL_LISTS_KEPT:  # lists rebuilt at every call would pile up
+            self._tool_bytes.clear()
         self._tool_bytes[id(tools)] = (tools, size)
         return size
 
