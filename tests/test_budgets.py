@@ -252,3 +252,41 @@ def test_a_reflection_summary_is_a_call_of_the_chat_and_keeps_within_its_budget(
     assert spent.cost["usage_including_cached_inference"]["scripted"]["total_tokens"] == 450
     assert room.summary == "the summary"
     assert room_model.requests[-1].params["max_tokens"] == 700 - 450 - 100
+
+
+def test_the_prompt_bound_is_counted_incrementally_for_speaker_selection_too(monkeypatch: pytest.MonkeyPatch):
+    """A token budget's bound on each prompt costs what the chat appended since the agent's last call,
+    also for the manager's speaker selection: measuring the whole conversation at every call would make
+    a long group chat's bookkeeping grow with the square of its length."""
+    from parley import FunctionModel, GroupChat, GroupChatManager
+    from parley import budgets as budgets_module
+
+    measured = [0]
+    bound = budgets_module._message_bound
+
+    def counting(message: Any) -> int:
+        measured[0] += 1
+        return bound(message)
+
+    monkeypatch.setattr(budgets_module, "_message_bound", counting)
+    turn = [0]
+
+    def select(request: ModelRequest) -> ModelResponse:
+        turn[0] += 1
+        return ModelResponse({"role": "assistant", "content": "b" if turn[0] % 2 else "a"}, Usage(10, 1))
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        return ModelResponse({"role": "assistant", "content": "ok"}, Usage(10, 5))
+
+    a, b = (
+        ConversableAgent(name, llm_config=FunctionModel(reply), human_input_mode="NEVER") for name in "ab"
+    )
+    manager = GroupChatManager(
+        GroupChat([a, b], messages=[], max_round=80, speaker_selection_method="auto"),
+        llm_config=FunctionModel(select),
+    )
+
+    result = a.initiate_chat(manager, "go", stop_when=MaxTokens(10**9), silent=True)
+
+    assert len(result.chat_history) == 80
+    assert measured[0] < 4 * len(result.chat_history), f"{measured[0]} messages measured"
