@@ -125,6 +125,21 @@ def test_a_config_parameter_wins_over_a_call_parameter(server):
     assert server.requests[0].body["max_tokens"] == 50
 
 
+def test_a_reasoning_model_gets_max_completion_tokens_and_no_sampling_parameters(server):
+    """OpenAI's reasoning models refuse max_tokens and sampling parameters (400): as AG2 does for o1,
+    they are not sent, with a warning; max_tokens goes as max_completion_tokens."""
+    server.script(completion("ok"), completion("ok"))
+
+    with pytest.warns(UserWarning, match="o3-mini does not take temperature, top_p"):
+        client(server, model="o3-mini", params={"temperature": 0.0}).create([HELLO], max_tokens=50, top_p=0.5)
+    client(server, model="gpt-4o-mini", params={"temperature": 0.0}).create([HELLO], max_tokens=50)
+
+    reasoning, plain = (request.body for request in server.requests)
+    assert "temperature" not in reasoning and "top_p" not in reasoning and "max_tokens" not in reasoning
+    assert reasoning["max_completion_tokens"] == 50
+    assert plain["temperature"] == 0.0 and plain["max_tokens"] == 50
+
+
 def test_the_api_key_comes_from_the_environment(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     server.script(completion("ok"))

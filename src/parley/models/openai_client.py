@@ -17,6 +17,7 @@ import copy
 import json
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -51,8 +52,31 @@ _MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "funct
 _TOOL_ONLY_PARAMS = ("tool_choice", "parallel_tool_calls")
 
 
-#: OpenAI's reasoning models, which refuse ``max_tokens`` and take ``max_completion_tokens`` instead.
+#: OpenAI's reasoning models, which refuse ``max_tokens`` (they take ``max_completion_tokens``) and
+#: the sampling parameters of :data:`_NOT_FOR_REASONING`.
 _REASONING_MODELS = ("o1", "o3", "o4", "gpt-5")
+_NOT_FOR_REASONING = (
+    "temperature",
+    "top_p",
+    "frequency_penalty",
+    "presence_penalty",
+    "logprobs",
+    "top_logprobs",
+    "logit_bias",
+)
+
+
+def _fit_for_reasoning(request: dict[str, Any], model: str) -> None:
+    """Send ``max_tokens`` as ``max_completion_tokens``, and leave out, with a warning, the sampling
+    parameters a reasoning model refuses (as AG2 does for ``o1``)."""
+    if "max_tokens" in request:
+        request.setdefault("max_completion_tokens", request.pop("max_tokens"))
+    refused = [name for name in _NOT_FOR_REASONING if name in request]
+    for name in refused:
+        del request[name]
+    if refused:
+        names = ", ".join(refused)
+        warnings.warn(f"{model} does not take {names} (a reasoning model): not sent", stacklevel=4)
 
 
 class OpenAIClient:
@@ -319,8 +343,8 @@ class OpenAIClient:
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, params: dict[str, Any]
     ) -> tuple[dict[str, Any], bool]:
         merged = {**params, **self.params}
-        if "max_tokens" in merged and self.model.startswith(_REASONING_MODELS):
-            merged.setdefault("max_completion_tokens", merged.pop("max_tokens"))
+        if self.model.startswith(_REASONING_MODELS):
+            _fit_for_reasoning(merged, self.model)
         if merged.get("response_format") is not None:
             merged["response_format"] = _response_format(merged["response_format"])
         tools = list(tools or ())
