@@ -69,6 +69,19 @@ def test_a_plain_reply_with_usage_cost_and_model(server):
     assert "seed" not in request.body
 
 
+def test_temperature_and_top_p_are_not_sent_together(server):
+    """Anthropic's latest models refuse a request with both (400); temperature is kept, with a warning."""
+    server.script(anthropic_message("ok"), anthropic_message("ok"))
+
+    with pytest.warns(UserWarning, match="take temperature or top_p, not both"):
+        client(server).create([HELLO], temperature=0.2, top_p=0.9)
+    client(server).create([HELLO], top_p=0.9)
+
+    both, top_p_only = (request.body for request in server.requests)
+    assert both["temperature"] == 0.2 and "top_p" not in both
+    assert top_p_only["top_p"] == 0.9
+
+
 def test_the_api_key_comes_from_the_environment(server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-from-env")
     server.script(anthropic_message("ok"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -240,6 +241,13 @@ class AnthropicClient:
         if not merged.get("stream"):
             merged.pop("stream", None)
         max_tokens = merged.pop("max_tokens", None) or merged.pop("max_completion_tokens", None)
+        if merged.get("temperature") is not None and merged.get("top_p") is not None:
+            del merged["top_p"]
+            warnings.warn(
+                f"Anthropic's models take temperature or top_p, not both (the latest refuse both): "
+                f"{self.model} is sent temperature only",
+                stacklevel=4,
+            )
         stop = merged.pop("stop", None)
         merged.pop("stream_options", None)
         system, turns = to_anthropic_messages(messages, with_tools=bool(tools))
