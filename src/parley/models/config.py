@@ -19,7 +19,7 @@ from parley.coroutines import run_sync
 from parley.messages import Message
 from parley.models.base import ModelClient, ModelError, ModelResponse
 from parley.models.cache import active_cache
-from parley.models.pricing import price_in_advance, worst_price
+from parley.models.pricing import Price, price_in_advance, worst_price
 
 if TYPE_CHECKING:
     from parley.models.cache import ResponseCache
@@ -268,16 +268,19 @@ class ConfigListClient:
         self.routing_method: str = routing
         self._clients: list[ModelClient | None] = [None] * len(self.config_list)
         self._caches = [_cache_for(config) for config in self.config_list]
-        self.token_price = worst_price(
-            [price_in_advance(c.get("price"), c.get("model"), c.get("api_type")) for c in self.config_list]
-        )
-        """Dollars per 1,000 prompt and completion tokens that no config charges more than, if every
-        config's price is known (budgets check a cost budget before each call with it)."""
         self._identities = [
             {key: value for key, value in config.items() if key not in _NOT_IN_CACHE_KEY}
             for config in self.config_list
         ]
         self._start = 0
+
+    @property
+    def token_price(self) -> Price | None:
+        """Dollars per 1,000 prompt and completion tokens that no config charges more than, if every
+        config's price is known (budgets check a cost budget before each call with it)."""
+        return worst_price(
+            [price_in_advance(c.get("price"), c.get("model"), c.get("api_type")) for c in self.config_list]
+        )
 
     def create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any

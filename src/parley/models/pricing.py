@@ -100,12 +100,16 @@ def parse_price(price: Any) -> Price | None:
     )
 
 
+def undated(model: str) -> str:
+    """A model's name without its snapshot's date (``gpt-4o-2024-08-06``: ``gpt-4o``)."""
+    return _SNAPSHOT.sub("", model)
+
+
 def price_of(model: str) -> Price | None:
     """The table's price for ``model`` (or for its undated name), if it has one."""
     if model in PRICES_PER_1K:
         return PRICES_PER_1K[model]
-    undated = _SNAPSHOT.sub("", model)
-    return PRICES_PER_1K.get(undated)
+    return PRICES_PER_1K.get(undated(model))
 
 
 def cost_of(usage: Usage, *models: str, price: Price | None = None, warn: bool = True) -> float:

@@ -9,8 +9,9 @@ parley knows it, and never above :data:`UNKNOWN_MODEL_CAP` otherwise.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
+
+from parley.models.pricing import undated
 
 #: The most tokens these models write in one reply, by name; a dated snapshot (``gpt-4o-2024-08-06``)
 #: has its undated name's limit unless it is listed itself.
@@ -47,7 +48,6 @@ ANTHROPIC_DEFAULT_MAX_TOKENS = 4_096
 #: ``max_tokens`` of the embedded model when a config sets none.
 LOCAL_DEFAULT_MAX_TOKENS = 512
 
-_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 _LIMIT_KEYS = ("max_tokens", "max_completion_tokens")
 
 
@@ -59,7 +59,7 @@ def known_reply_limit(model: str | None) -> int | None:
     if model.startswith("ft:"):
         model = model.split(":")[1]
     found = REPLY_TOKEN_LIMITS.get(model)
-    return found if found is not None else REPLY_TOKEN_LIMITS.get(_SNAPSHOT.sub("", model))
+    return found if found is not None else REPLY_TOKEN_LIMITS.get(undated(model))
 
 
 class ReplyBounds:
