@@ -54,6 +54,45 @@ def test_a_token_budget_stops_before_the_call_that_would_cross_it(budget: int, c
     assert result.cost["usage_including_cached_inference"]["scripted"]["total_tokens"] == 150 * calls
 
 
+def _byte_counted_chat(stop_when: Any) -> tuple[list[tuple[int, int | None]], str]:
+    """A chat of plain replies and tool calls on a model that cannot count tokens: the ``(messages,
+    max_tokens)`` of each call it was sent, and why it stopped."""
+    sent: list[tuple[int, int | None]] = []
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        sent.append((len(request.messages), request.params.get("max_tokens")))
+        if len(sent) % 2:
+            message: dict[str, Any] = {"role": "assistant", "content": "ünïcödé " * 30}
+        else:
+            call = tool_call("lookup", {"city": "Zürich"})
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return ModelResponse(message, Usage(len(request.messages) * 40, 60), cost=0.001)
+
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"{city}: " + "sunny, " * 40
+
+    user, assistant = talkers(FunctionModel(reply))
+    register_function(lookup, caller=assistant, executor=user, description="Look a city up.")
+    result = user.initiate_chat(assistant, "weather, please", stop_when=stop_when, silent=True)
+    return sent, str(result.stop_reason)
+
+
+@pytest.mark.parametrize("budget", [900, 2_500, 6_000, 20_000])
+def test_budgets_decide_alike_whichever_other_conditions_are_set(budget: int):
+    """A chat whose budgets are all of the common kinds is decided by a shorter path than one with a
+    custom condition; a condition that never holds changes neither the calls sent nor the stop."""
+    budgets = MaxTokens(budget) | MaxCost(1.0) | MaxTime(3600) | MaxModelCalls(40)
+    never = When(lambda chat: False)
+
+    fast = _byte_counted_chat(budgets)
+    general = _byte_counted_chat(budgets | never)
+
+    assert fast == general
+    assert len(fast[0]) >= 3
+    assert any(max_tokens is not None and max_tokens < 4096 for _, max_tokens in fast[0])
+
+
 @pytest.mark.parametrize("budget", [700, 1_500, 4_000])
 def test_without_a_token_count_no_call_is_sent_that_could_cross_the_budget(budget: int):
     """A model that cannot count tokens gets a bound of its prompt in bytes: no tokenizer makes more

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -46,6 +48,41 @@ def test_a_stuck_tool_is_answered_as_timed_out_and_the_chat_goes_on():
     assert tool_message(result) == "Error: stuck timed out: it did not finish within its time limit of 0.2 s"
     assert result.chat_history[-1]["content"] == "Sorry, that took too long."
     assert finished == [], "the call was interrupted, not waited for"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_time_limits_hold_in_a_process_forked_after_a_timed_tool_ran():
+    """A forked child has no watchdog thread even if its parent had one: its timed calls start another."""
+
+    def quick() -> str:
+        return "quick"
+
+    def stuck() -> str:
+        time.sleep(10)
+        return "done"
+
+    assistant, user = pair([tool_call("quick"), "ok"])
+    register_function(quick, caller=assistant, executor=user, description="Quick.", timeout=5)
+    assert "quick" in tool_message(user.initiate_chat(assistant, "go", max_turns=2, silent=True))
+
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        try:
+            assistant, user = pair([tool_call("stuck"), "ok"])
+            register_function(stuck, caller=assistant, executor=user, description="Hangs.", timeout=0.2)
+            started = time.monotonic()
+            answer = tool_message(user.initiate_chat(assistant, "go", max_turns=2, silent=True))
+            os.write(write_end, f"{time.monotonic() - started:.2f} {answer}".encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        seconds, answer = pipe.read().split(" ", 1)
+    os.waitpid(child, 0)
+
+    assert answer == "Error: stuck timed out: it did not finish within its time limit of 0.2 s"
+    assert float(seconds) < 5
 
 
 def test_the_agent_wide_time_limit_applies_to_tools_without_their_own():

@@ -53,6 +53,9 @@ class _ClientInfo:
         "ceiling",
         "client",
         "count_tokens",
+        "fast_guard",
+        "fast_limit",
+        "fast_params",
         "max_tokens",
         "needs_prompt",
         "price",
@@ -73,6 +76,25 @@ class _ClientInfo:
         """The parameters of a call whose budgets leave at least :attr:`ceiling` for the reply."""
         self.price = _price(client)
         self.needs_prompt = True
+        self.fast_guard: _Guard | None = None
+        """The chat's one guard, when its check of this client's calls takes the fast path (see
+        :meth:`Budgets.before_model_call`)."""
+        self.fast_limit = -math.inf
+        """The most tokens spent plus the prompt's bound for which the fast path allows the call."""
+        self.fast_params: dict[str, Any] = _NO_PARAMS
+        """The call's parameters on the fast path."""
+
+    def take_fast_path(self, guard: _Guard) -> None:
+        """Let ``guard`` (the chat's only one, with no custom condition and no priced cost budget) decide
+        this client's calls in a few comparisons: below :attr:`fast_limit`, no budget binds the reply."""
+        self.fast_guard = guard
+        if guard.token_limit is None:
+            self.fast_limit = math.inf
+        elif self.bounds.takes_cap:  # a budget that leaves the ceiling or more sends what the ceiling sends
+            self.fast_limit = guard.token_limit - max(self.ceiling, self.reply_need)
+            self.fast_params = self.at_ceiling
+        else:
+            self.fast_limit = guard.token_limit - self.reply_need
 
 
 def _planned(agent: str, prompt: int, configured: int | None, client: _ClientInfo) -> PlannedCall:
@@ -151,6 +173,8 @@ class Budgets:
             guards.setdefault(id(counts), _Guard(counts)).add(condition)
         self._guards = list(guards.values())
         self.spents = [guard.spent for guard in self._guards]
+        self._only = self._guards[0] if len(self._guards) == 1 else None
+        """The one guard, when the chat's budgets all count one spending (a chat not started in another)."""
         self._checked = [(condition, spent) for condition, spent in self.entries if condition.checks_messages]
         self.log_bytes = 0
         """The bytes of the chat's messages counted so far (see :meth:`_prompt_bound`)."""
@@ -183,9 +207,37 @@ class Budgets:
         info = self._last_client
         if info is None or info.client is not client:
             info = self._client_info(client)
-        # None: no budget needs it (a refusal measures it, to say what the call would have cost)
+        guard = info.fast_guard
         prompt: int | None = None
-        if info.needs_prompt:
+        if guard is not None:
+            spent = guard.spent
+            seconds = guard.seconds
+            if (
+                spent.model_calls < guard.call_limit
+                and spent.cost < guard.usd
+                and (seconds is None or _monotonic() - spent.started < seconds)
+            ):
+                if not info.needs_prompt:
+                    return info.fast_params
+                if len(log) > self._counted:
+                    self._count(log)
+                prompt = self._prompt_bound(agent, info, request, tools)
+                if spent.tokens + prompt <= info.fast_limit:
+                    return info.fast_params
+        return self._decide(agent, info, request, tools, log, prompt)
+
+    def _decide(
+        self,
+        agent: str,
+        info: _ClientInfo,
+        request: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        log: Sequence[Message],
+        prompt: int | None,
+    ) -> dict[str, Any] | StopReason:
+        """:meth:`before_model_call` for any budgets (``prompt``: the prompt's bound, if measured)."""
+        # None: no budget needs it (a refusal measures it, to say what the call would have cost)
+        if prompt is None and info.needs_prompt:
             if len(log) > self._counted:
                 self._count(log)
             prompt = self._prompt_bound(agent, info, request, tools)
@@ -230,6 +282,10 @@ class Budgets:
             guard.tokens is not None or guard.others or (guard.cost is not None and info.price is not None)
             for guard in self._guards
         )
+        if len(self._guards) == 1:
+            guard = self._guards[0]
+            if not guard.others and (guard.cost is None or info.price is None):
+                info.take_fast_path(guard)
         return info
 
     @staticmethod
@@ -280,11 +336,20 @@ class Budgets:
         total = 0
         for message in log[self._counted :]:
             content = message.get("content")
-            if type(content) is str and len(message) <= 3:  # content, role, name: a plain message
-                name = message.get("name")
-                total += len(content) if content.isascii() else len(content.encode())
-                total += _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
-                continue
+            if type(content) is str:
+                if len(message) <= 3:  # content, role, name: a plain message
+                    name = message.get("name")
+                    total += len(content) if content.isascii() else len(content.encode())
+                    total += _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
+                    continue
+            elif content is None and len(message) <= 4:  # content, role, name and tool calls
+                calls = message.get("tool_calls")
+                if calls:
+                    name = message.get("name")
+                    total += _calls_bound(calls) + (
+                        _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
+                    )
+                    continue
             responses = message.get("tool_responses")
             if not responses:
                 total += _message_bound(message)
@@ -303,6 +368,13 @@ class Budgets:
 
     def before_tool_calls(self, agent: str, count: int) -> StopReason | None:
         """Why ``count`` tool calls must not run; if they may, they are counted."""
+        only = self._only
+        if only is not None and only.tool_calls is None and not only.others:
+            spent = only.spent
+            seconds = only.seconds
+            if seconds is None or _monotonic() - spent.started < seconds:
+                spent.tool_calls += count
+                return None
         for guard in self._guards:
             spent = guard.spent
             if guard.tool_calls is not None:
@@ -404,18 +476,26 @@ def _message_bound(message: Message) -> int:
         total = len(json.dumps(content, ensure_ascii=False).encode())
     calls = message.get("tool_calls")
     if calls:
-        for call in calls:
-            function = call.get("function") or {}
-            arguments = function.get("arguments", "")
-            if type(arguments) is not str:
-                arguments = str(arguments)
-            total += len(str(function.get("name", ""))) + 16
-            total += len(arguments) if arguments.isascii() else len(arguments.encode())
+        total += _calls_bound(calls)
     for key in ("name", "tool_call_id"):
         text = message.get(key)
         if type(text) is str:
             total += len(text.encode())
     return total + _PER_MESSAGE
+
+
+def _calls_bound(calls: list[dict[str, Any]]) -> int:
+    """The bytes of a message's tool calls in a model request: each function's name and arguments, and
+    the template's tokens around them."""
+    total = 0
+    for call in calls:
+        function = call.get("function") or {}
+        arguments = function.get("arguments", "")
+        if type(arguments) is not str:
+            arguments = str(arguments)
+        total += len(str(function.get("name", ""))) + 16
+        total += len(arguments) if arguments.isascii() else len(arguments.encode())
+    return total
 
 
 def _price(client: Any) -> Any:

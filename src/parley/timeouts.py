@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextvars
+import os
 import signal
 import threading
 import time
@@ -35,7 +36,7 @@ WATCHDOG_INTERVAL_S = 0.02
 
 def call_with_timeout(function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
     """``function(**arguments)``, or :class:`ToolTimeout` after ``seconds``."""
-    if threading.current_thread() is threading.main_thread() and _watchdog.ready():
+    if threading.get_ident() == _watchdog.main_ident or _watchdog.ready():
         return _watchdog.run(function, arguments, seconds)
     return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
 
@@ -64,23 +65,39 @@ class _Watchdog:
         self.deadline = 0.0
         self.seconds = 0.0
         self.expired = False
+        self.main_ident: int | None = None
+        """The main thread's id once the watchdog watches it."""
         self._previous: Any = None
+        self._installed = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def ready(self) -> bool:
-        """Start the watchdog and install the handler, once; ``False`` where signals cannot be used."""
-        if self._thread is not None:
-            return True
+        """Start the watchdog and install the handler, once; ``False`` off the main thread and where
+        signals cannot be used."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
         if not hasattr(signal, "pthread_kill") or self.deadline:
             return False
         with self._lock:
-            if self._thread is None:
+            if not self._installed:
                 self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+                self._installed = True
+            if self._thread is None:
                 thread = threading.Thread(target=self._watch, name="parley-tool-watchdog", daemon=True)
                 thread.start()
                 self._thread = thread
+            self.main_ident = threading.get_ident()
         return True
+
+    def forget_thread(self) -> None:
+        """In a child process after ``fork``: the watchdog thread did not come along; the next timed call
+        starts another (the handler, which did, stays)."""
+        self._thread = None
+        self.main_ident = None
+        self.deadline = 0.0
+        self.expired = False
+        self._lock = threading.Lock()
 
     def run(self, function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
         if self.deadline:  # a timed call inside a timed call: the inner one runs in a thread
@@ -110,6 +127,8 @@ class _Watchdog:
 
 
 _watchdog = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_watchdog.forget_thread)
 
 
 def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
