@@ -7,7 +7,6 @@ A config's ``"price": [prompt_per_1k, completion_per_1k]`` wins over the table; 
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -15,8 +14,6 @@ from typing import Any
 from parley.models.base import Usage
 
 Price = tuple[float, float]
-
-logger = logging.getLogger("parley.models")
 
 #: List prices per 1,000 tokens (prompt, completion). Dated snapshots match their undated name.
 PRICES_PER_1K: dict[str, Price] = {
@@ -123,7 +120,9 @@ def cost_of(usage: Usage, *models: str, price: Price | None = None, warn: bool =
         name = next((model for model in models if model), "")
         if warn and name not in _warned:
             _warned.add(name)
-            logger.warning(
+            import logging  # only to warn: most processes never do
+
+            logging.getLogger("parley.models").warning(
                 "no price known for model %r: its cost counts as 0. Add "
                 '"price": [prompt_price_per_1k, completion_price_per_1k] to its config.',
                 name,
