@@ -26,6 +26,8 @@ from parley import (
     tool_call,
 )
 from parley.journal import UnstorableValueError
+from parley.limits import MaxCost, MaxModelCalls, MaxTokens, MaxToolCalls
+from parley.models import ModelResponse, Usage
 from parley.store import ChatInUseError, MemoryStore, StoredRecord
 
 
@@ -279,7 +281,7 @@ def test_resuming_needs_the_agents_and_tools_the_chat_recorded():
         initiate_swarm_chat(triage, ASKED, [triage, billing], store=middle, chat_id="swarm-1", silent=True)
 
     user = ConversableAgent("triage", llm_config=False)
-    with pytest.raises(ValueError, match="is a swarm chat; it cannot be continued as a chat"):
+    with pytest.raises(ValueError, match="is a swarm chat; it cannot be continued as a two-agent chat"):
         user.initiate_chat(billing, ASKED, store=middle, chat_id="swarm-1", silent=True)
     with pytest.raises(
         ValueError, match="was started with 'I was charged twice'; this call starts it with 'x'"
@@ -306,6 +308,73 @@ def test_the_same_chat_id_with_another_opening_message_is_another_call_and_an_er
         user.initiate_chat(assistant, "goodbye", max_turns=1, store=store, chat_id="pair", silent=True)
     again = user.initiate_chat(assistant, "hello", max_turns=1, store=store, chat_id="pair", silent=True)
     assert [message["content"] for message in again.chat_history] == ["hello", "ok"]
+
+    refund = {"content": "refund order 1"}
+    user.initiate_chat(assistant, refund, max_turns=1, store=store, chat_id="dict", silent=True)
+    with pytest.raises(
+        ValueError, match=r"was started with .*refund order 1.*this call starts it with .*order 2"
+    ):
+        user.initiate_chat(
+            assistant, {"content": "cancel order 2"}, max_turns=1, store=store, chat_id="dict", silent=True
+        )
+    with pytest.raises(ValueError, match=r"was started with .*refund order 1"):
+        user.initiate_chat(assistant, "refund order 1", max_turns=1, store=store, chat_id="dict", silent=True)
+    again = user.initiate_chat(assistant, dict(refund), max_turns=1, store=store, chat_id="dict", silent=True)
+    assert again.chat_history[0]["content"] == "refund order 1"
+
+
+class FailingModel:
+    """Answers its ``n``-th reply of the chat with ``reply n``, using 100 + 10 tokens at $0.10, except
+    that its call ``fail_at`` raises, as a model server that goes away does."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.fail_at = fail_at
+        self.calls = 0
+
+    def __call__(self, request: ModelRequest) -> ModelResponse:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ConnectionError("the model server went away")
+        said = sum(1 for message in request.messages if message.get("role") == "assistant")
+        return ModelResponse({"role": "assistant", "content": f"reply {said + 1}"}, Usage(100, 10), 0.10, "m")
+
+
+def budgeted_chat(store: MemoryStore, model: FailingModel, stop_when: Any) -> Any:
+    assistant = ConversableAgent("assistant", llm_config=FunctionModel(model), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+    return user.initiate_chat(
+        assistant, "go", max_turns=20, stop_when=stop_when, store=store, chat_id="budgeted", silent=True
+    )
+
+
+@pytest.mark.parametrize(
+    "stop_when", [MaxModelCalls(4), MaxCost(0.35), MaxTokens(500), MaxToolCalls(1) | MaxModelCalls(3)]
+)
+def test_a_resumed_chat_counts_what_it_spent_before_against_its_budgets(stop_when: Any):
+    whole = FailingModel()
+    uninterrupted = budgeted_chat(MemoryStore(), whole, stop_when)
+    assert whole.calls >= 3
+    store = MemoryStore()
+    failing, again = FailingModel(fail_at=3), FailingModel()
+    with pytest.raises(ConnectionError):
+        budgeted_chat(store, failing, stop_when)
+
+    resumed = budgeted_chat(store, again, stop_when)
+
+    assert resumed.chat_history == uninterrupted.chat_history
+    assert str(resumed.stop_reason) == str(uninterrupted.stop_reason)
+    assert failing.calls + again.calls == whole.calls + 1, "the call that failed is the one made again"
+
+
+def test_budgets_set_when_a_chat_is_resumed_count_what_it_spent_without_them():
+    store = MemoryStore()
+    with pytest.raises(ConnectionError):
+        budgeted_chat(store, FailingModel(fail_at=4), None)  # three replies, no budget
+
+    resumed = budgeted_chat(store, FailingModel(), MaxModelCalls(5))
+
+    assert sum(1 for message in resumed.chat_history if message["name"] == "assistant") == 5
+    assert resumed.stop_reason.kind is StopKind.CONDITION
 
 
 def test_a_context_value_that_cannot_be_stored_is_named_when_it_is_set():
@@ -365,6 +434,48 @@ def test_chats_started_in_a_durable_step_are_kept_with_ids_from_that_step():
     again = user.initiate_chat(lead, "review this", max_turns=1, store=store, chat_id="outer", silent=True)
     assert again.chat_history == result.chat_history
     assert calls == Counter({"inner": 1})
+
+
+def test_chats_started_by_each_of_several_tool_calls_keep_their_ids_through_a_crash():
+    """A re-run runs only the calls whose outcomes were not recorded: the chats each call starts are told
+    apart by the call, so the second call's chat does not pick up the first one's."""
+    store = MemoryStore()
+    crash_on = ["pear"]
+
+    def clerk_model(request: ModelRequest) -> str:
+        text = request.messages[-1]["content"]
+        if crash_on and crash_on[0] in text:
+            crash_on.clear()
+            raise Crash
+        return "1.00 USD" if "apple" in text else "9.99 USD"
+
+    def price(item: str) -> str:
+        """The price of an item."""
+        clerk = ConversableAgent("clerk", llm_config=FunctionModel(clerk_model), human_input_mode="NEVER")
+        asker = ConversableAgent("asker", llm_config=False, human_input_mode="NEVER")
+        result = asker.initiate_chat(clerk, "What is the price?", carryover=item, max_turns=1, silent=True)
+        return f"{item}: {result.summary} ({result.chat_id})"
+
+    def assistant_model(request: ModelRequest) -> Any:
+        if any(message.get("role") == "tool" for message in request.messages):
+            return "done"
+        return [tool_call("price", {"item": "apple"}, id="a"), tool_call("price", {"item": "pear"}, id="p")]
+
+    def run() -> Any:
+        assistant = ConversableAgent(
+            "assistant", llm_config=FunctionModel(assistant_model), human_input_mode="NEVER"
+        )
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        register_function(price, caller=assistant, executor=user, description="The price of an item.")
+        return user.initiate_chat(assistant, "prices?", max_turns=2, store=store, chat_id="c", silent=True)
+
+    with pytest.raises(Crash):
+        run()
+    result = run()
+
+    answers = [response["content"] for response in result.chat_history[2]["tool_responses"]]
+    assert answers == ["apple: 1.00 USD (c/2:1)", "pear: 9.99 USD (c/2:2)"]
+    assert result.chat_history[-1]["content"] == "done"
 
 
 def test_register_function_replaces_what_a_swarm_agent_with_handoffs_runs():

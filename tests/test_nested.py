@@ -269,6 +269,44 @@ async def test_a_initiate_chats_runs_chats_by_their_prerequisites_and_returns_th
     assert results[3].chat_history[0]["content"] == "q3\nContext: \nr1: q1\nr2: q2"
 
 
+async def test_durable_a_initiate_chats_keeps_its_chats_by_queue_position_whatever_finishes_first():
+    """A re-run returns the finished chats at once, so they start in another order: each chat's id comes
+    from its place in the queue, and each chat gets its own recorded result back."""
+    import asyncio
+
+    from parley import FunctionModel
+    from parley.store import MemoryStore
+
+    def worker(name: str, delay: float) -> ConversableAgent:
+        async def reply(request: Any) -> str:
+            await asyncio.sleep(delay)
+            return f"{name} answers {request.messages[-1]['content'].splitlines()[-1]}"
+
+        return ConversableAgent(name, llm_config=FunctionModel(reply), human_input_mode="NEVER")
+
+    def queue() -> list[dict[str, Any]]:
+        slow, fast, after = worker("slow", 0.05), worker("fast", 0.0), worker("after", 0.0)
+        common = {"max_turns": 1, "silent": True, "summary_method": "last_msg"}
+        return [
+            {"chat_id": "a", "recipient": slow, "message": "task A", **common},
+            {"chat_id": "b", "recipient": fast, "message": "task B", **common},
+            {"chat_id": "c", "recipient": after, "message": "follow up", "prerequisites": ["a"], **common},
+            {"chat_id": "d", "recipient": after, "message": "follow up", "prerequisites": ["b"], **common},
+        ]
+
+    store = MemoryStore()
+    user = quiet("user")
+    first = await user.a_initiate_chats(queue(), store=store, chat_id="q")
+    again = await user.a_initiate_chats(queue(), store=store, chat_id="q")
+
+    assert [first[key].chat_id for key in "abcd"] == ["q", "q.2", "q.3", "q.4"]
+    assert first["c"].summary == "after answers slow answers task A"
+    assert first["d"].summary == "after answers fast answers task B"
+    for key in "abcd":
+        assert again[key].chat_id == first[key].chat_id
+        assert again[key].chat_history == first[key].chat_history
+
+
 async def test_a_initiate_chats_says_what_is_wrong_with_a_queue():
     user, r1 = quiet("user"), quiet("r1")
     with pytest.raises(ValueError, match=r"chat_queue\[0\] needs a 'chat_id'"):

@@ -984,10 +984,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             stop_when=opening.stop_when,
         )
         if durable is not None:
-            opening_text = (
-                message if isinstance(message, str) and not opening.kwargs.get("carryover") else None
-            )
-            durable.attach(chat, chat.state.shape, [*chat.peers], opening_text)
+            opening_data = message if isinstance(message, str | dict) else None
+            durable.attach(chat, chat.state.shape, [*chat.peers], opening_data)
         for agent in chat.peers:
             agent._joined(chat)
         if chat.state.rounds == 0 and max_turns != 0 and message is not None:

@@ -137,8 +137,8 @@ class Durability:
         recorded_shape = replayed.started.get("shape")
         if recorded_shape != shape:
             raise ValueError(
-                f"chat {self.chat_id!r} in {self.store.url} is a {recorded_shape} chat; it cannot be "
-                f"continued as a {shape} chat"
+                f"chat {self.chat_id!r} in {self.store.url} is a {_kind(recorded_shape)}; it cannot be "
+                f"continued as a {_kind(shape)}"
             )
         recorded_opening = replayed.started.get("opening")
         if opened is not None and recorded_opening is not None and recorded_opening != opened:
@@ -197,6 +197,13 @@ def _durable(store: Any, chat_id: str | None) -> Iterator[Durability]:
 def chat_id_of(durable: Durability | None, chat_id: str | None) -> str | None:
     """The id a chat gets: the durable one, else the one given (else a new one is made)."""
     return durable.chat_id if durable is not None else chat_id
+
+
+def _kind(shape: Any) -> str:
+    """A chat's shape as a sentence names it: ``"two-agent chat"``, ``"swarm chat"``..."""
+    return {"chat": "two-agent chat", "swarm": "swarm chat", "group": "group chat"}.get(
+        str(shape), f"{shape} chat"
+    )
 
 
 def _shown(opening: str) -> str:

@@ -610,6 +610,10 @@ class Chat:
         context.clear()
         context.update(state.context_variables)
         state.context_variables = context
+        counted = self.state.spent
+        if counted is not None:  # the budgets count on from what the records say was spent
+            _take_spending(counted, state)
+            state.spent = counted
         self.state = state
         by_name = self.by_name
         self.views = {agent: View(for_model=agent.client is not None) for agent in self.peers}
@@ -628,6 +632,25 @@ class Chat:
         if state.last_speaker is not None:
             self.last_speaker = by_name.get(state.last_speaker)
         self._answers = list(replayed.pending_answers)
+
+
+def _take_spending(counted: Spent, recorded: ChatState) -> None:
+    """Set ``counted`` to what a recorded chat spent: its records' figures, or, for a chat recorded
+    without budgets, its model calls' usage and the tool calls in its log."""
+    spent = recorded.spent
+    if spent is not None:
+        counted.tokens, counted.cost = spent.tokens, spent.cost
+        counted.model_calls, counted.tool_calls = spent.model_calls, spent.tool_calls
+        return
+    totals = recorded.usage.totals()
+    counted.tokens = totals["prompt_tokens"] + totals["completion_tokens"]
+    counted.cost = totals["cost"]
+    counted.model_calls = totals["calls"]
+    counted.tool_calls = sum(
+        len(message.get("tool_responses") or ())
+        for message in recorded.messages
+        if message.get("role") == "tool"
+    )
 
 
 def attach_partial_result(error: BaseException, result: ChatResult) -> None:

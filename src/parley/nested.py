@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from parley.agent import Agent, ConversableAgent
     from parley.chat_result import ChatResult
+    from parley.durable import ChatScope
 
 CARRYOVER_METHODS = ("all", "last_msg", "reflection_with_llm")
 
@@ -120,22 +121,44 @@ async def a_initiate_chats(
 
     entries = [check_queue_entry(entry, index) for index, entry in enumerate(chat_queue)]
     with _queue_scope(store, chat_id):
+        order = _prerequisite_order(entries)
+        scopes = _entry_scopes(len(entries))
         tasks: dict[Any, asyncio.Task[ChatResult]] = {}
-        for index in _prerequisite_order(entries):
+        for index in order:
             entry = entries[index]
             waits_on = {earlier: tasks[earlier] for earlier in entry.get("prerequisites", ())}
-            tasks[entry["chat_id"]] = asyncio.ensure_future(_after(waits_on, entry, index))
+            tasks[entry["chat_id"]] = asyncio.ensure_future(_after(waits_on, entry, index, scopes[index]))
         await asyncio.gather(*tasks.values())
         return {queue_id: task.result() for queue_id, task in tasks.items()}
 
 
+def _entry_scopes(entries: int) -> list[ChatScope | None]:
+    """Where each entry's chat is kept, when chats are durable here: ids given out in queue order, as
+    :func:`initiate_chats` gives them, not in the order the chats happen to start (which a re-run, its
+    finished chats returning at once, does not repeat)."""
+    from parley.durable import ChatScope, chat_scope
+
+    scope = chat_scope.get()
+    if scope is None or scope.store is None:
+        return [None] * entries
+    return [ChatScope(scope.store, scope.next_id(), scope.chats) for _ in range(entries)]
+
+
 async def _after(
-    waits_on: dict[Any, asyncio.Task[ChatResult]], entry: dict[str, Any], index: int
+    waits_on: dict[Any, asyncio.Task[ChatResult]],
+    entry: dict[str, Any],
+    index: int,
+    scope: ChatScope | None,
 ) -> ChatResult:
     """Run ``entry``'s chat once the chats it waits on have finished, with their summaries as carryover."""
     excluded = set(entry.get("finished_chat_indexes_to_exclude_from_carryover", ()))
     carried = [(await task).summary for queue_id, task in waits_on.items() if queue_id not in excluded]
-    return await _run_chat(entry, index, carried, sync=False)
+    if scope is None:
+        return await _run_chat(entry, index, carried, sync=False)
+    from parley.durable import scoped
+
+    with scoped(scope):
+        return await _run_chat(entry, index, carried, sync=False)
 
 
 def _prerequisite_order(entries: list[dict[str, Any]]) -> list[int]:

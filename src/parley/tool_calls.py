@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from parley.context_variables import ContextVariables
+from parley.durable import ChatScope, chat_scope, scoped
 from parley.timeouts import NO_LIMIT, ToolTimeout, a_call_with_timeout, call_with_timeout
 from parley.tools import Tool, ToolResult
 
@@ -95,9 +96,9 @@ _Given = tuple["dict[str, Any] | None", "dict[str, Any] | None"]
 
 _NOTHING_GIVEN: _Given = (None, None)
 
-_Call = tuple[int, Tool, "str | None", dict[str, Any], "float | None"]
-"""One planned call: its index in the message, the tool, the call's id, its validated arguments and its
-time limit."""
+_Call = tuple[int, Tool, "str | None", dict[str, Any], "float | None", "ChatScope | None"]
+"""One planned call: its index in the message, the tool, the call's id, its validated arguments, its
+time limit, and where the chats it starts get their ids (``None``: from the step's scope)."""
 
 
 def run_tool_calls(
@@ -191,7 +192,7 @@ def _only_call(
     except ValueError:
         return None
     limit = timeout if tool.timeout is None else tool.timeout
-    return (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit)
+    return (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit, None)
 
 
 def _given(tool: Tool, context_variables: dict[str, Any] | None) -> _Given:
@@ -264,6 +265,7 @@ def _plan_all(
     """The calls to run, and a list of outcomes with those of the others (recorded, or errors) filled in."""
     outcomes: list[ToolOutcome | None] = []
     planned: list[_Call] = []
+    step = chat_scope.get() if len(tool_calls) > 1 else None
     for index, call in enumerate(tool_calls):
         recorded = known.get(index) if known else None
         if recorded is not None:
@@ -286,7 +288,10 @@ def _plan_all(
             continue
         outcomes.append(None)
         limit = timeout if tool.timeout is None else tool.timeout
-        planned.append((index, tool, call_id, arguments, None if limit == NO_LIMIT else limit))
+        # the chats each call starts are told apart by the call, not by the order they start in (a re-run
+        # runs only the calls whose outcomes were not recorded)
+        scope = None if step is None else ChatScope(step.store, f"{step.prefix}:{index + 1}", step.chats)
+        planned.append((index, tool, call_id, arguments, None if limit == NO_LIMIT else limit, scope))
     return outcomes, planned
 
 
@@ -338,7 +343,10 @@ class _Working:
 
 
 def _invoke(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
-    _, tool, call_id, arguments, timeout = call
+    _, tool, call_id, arguments, timeout, scope = call
+    if scope is not None:
+        with scoped(scope):
+            return _invoke((*call[:5], None), given, timed)
     context, before = given
     started = time.perf_counter() if timed else 0.0
     try:
@@ -352,7 +360,10 @@ def _invoke(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
 
 
 async def _a_invoke(call: _Call, given: _Given, timed: bool) -> ToolOutcome:
-    _, tool, call_id, arguments, timeout = call
+    _, tool, call_id, arguments, timeout, scope = call
+    if scope is not None:
+        with scoped(scope):
+            return await _a_invoke((*call[:5], None), given, timed)
     if not tool.is_async and not (tool.in_thread and timeout is not None):
         if tool.in_thread:
             return await _in_thread(call, given, timed)
