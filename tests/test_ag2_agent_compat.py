@@ -713,3 +713,83 @@ def test_a_last_received_message_hook_changes_what_the_model_is_sent_as_ag2_choo
 
 def _tagged(content: Any) -> Any:
     return content + " [H]" if isinstance(content, str) else [*content, "[H]"]
+
+
+def test_usage_is_none_until_a_model_call_and_again_after_reset(capsys: pytest.CaptureFixture[str]):
+    """Code that resets agents between tasks to cost each task gets each task's usage alone."""
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel(["one", "two"], cost=0.5), human_input_mode="NEVER"
+    )
+    user = quiet("user")
+    assert assistant.get_total_usage() is None and assistant.get_actual_usage() is None
+
+    user.initiate_chat(assistant, "first task", max_turns=1, silent=True)
+    assert assistant.get_total_usage()["total_cost"] == 0.5
+    assistant.reset()
+    assert assistant.get_total_usage() is None and assistant.get_actual_usage() is None
+    assistant.print_usage_summary()
+    assert "no model call" in capsys.readouterr().out
+
+    user.initiate_chat(assistant, "second task", max_turns=1, silent=True)
+    assert assistant.get_total_usage()["total_cost"] == 0.5
+
+
+def test_ag2_agent_class_constants_and_helpers_for_tools_and_handoffs():
+    from parley import AgentTarget, OnCondition, OnContextCondition, StringLLMCondition
+
+    assert ConversableAgent.MAX_CONSECUTIVE_AUTO_REPLY == 100
+    assert ConversableAgent.DEFAULT_SUMMARY_METHOD == "last_msg"
+    assert ConversableAgent.DEFAULT_CONFIG is False
+    assert "Summarize" in ConversableAgent.DEFAULT_SUMMARY_PROMPT
+
+    caller = ConversableAgent("caller", llm_config=dict(LLM), human_input_mode="NEVER")
+    executor = quiet("executor")
+    executor.register_for_execution()(add)
+    assert executor.can_execute_function("add") and executor.can_execute_function(["add"])
+    assert not executor.can_execute_function(["add", "boom"])
+
+    tool = caller.register_for_llm(description="Adds")(add)
+    caller.register_for_llm(name="plus")(add)
+    caller.remove_tool_for_llm(tool)
+    assert [t["function"]["name"] for t in caller.llm_config["tools"]] == ["plus"]
+    model = scripted(caller, "ok")
+    caller.generate_reply([{"role": "user", "content": "hi"}])
+    assert model.requests[0].tool_names == ["plus"]
+    with pytest.raises(ValueError, match="is not offered"):
+        caller.remove_tool_for_llm(tool)
+
+    other = quiet("other")
+    caller.register_handoff(OnCondition(target=AgentTarget(other), condition=StringLLMCondition("Other.")))
+    caller.register_handoffs([OnContextCondition(target=AgentTarget(other), condition="urgent")])
+    assert len(caller.handoffs.llm_conditions) == 1 and len(caller.handoffs.context_conditions) == 1
+
+
+def test_the_hooks_run_before_a_reply_can_be_called_directly():
+    agent = quiet("agent")
+    seen: list[int] = []
+    agent.register_hook("update_agent_state", lambda agent, messages: seen.append(len(messages)))
+    agent.register_hook("process_last_received_message", lambda text: text.upper())
+    agent.register_hook("process_all_messages_before_reply", lambda messages: messages[-1:])
+    messages = [{"role": "user", "content": "first"}, {"role": "user", "content": "last"}]
+
+    agent.update_agent_state_before_reply(messages)
+    processed = agent.process_last_received_message(messages)
+    assert seen == [2]
+    assert [m["content"] for m in processed] == ["first", "LAST"]
+    assert messages[-1]["content"] == "last", "the caller's messages are left as they were"
+    assert agent.process_last_received_message([{"role": "user", "content": "exit"}])[0]["content"] == "exit"
+    assert agent.process_all_messages_before_reply(processed) == [{"role": "user", "content": "LAST"}]
+
+
+def test_get_chat_results_returns_the_last_queue_of_chats():
+    sender = quiet("sender")
+    first, second = quiet("first", reply="one"), quiet("second", reply="two")
+    queue = [
+        {"recipient": first, "message": "a", "max_turns": 1, "silent": True},
+        {"recipient": second, "message": "b", "max_turns": 1, "silent": True},
+    ]
+
+    results = sender.initiate_chats(queue)
+
+    assert sender.get_chat_results() is results
+    assert sender.get_chat_results(1).summary == "two"

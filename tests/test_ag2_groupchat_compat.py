@@ -322,3 +322,23 @@ def test_the_managers_chat_messages_are_what_it_exchanged_with_each_agent():
         "b": [("assistant", "user", "hello group"), ("assistant", "a", "a here"), ("user", "b", "b here")],
     }
     assert list(exchanged) == ["user", "a", "b"]
+
+
+def test_the_managers_last_message_with_each_agent_is_the_last_of_what_they_exchanged():
+    a, b, user = quiet("a"), quiet("b"), quiet("user")
+    groupchat = GroupChat([user, a, b], messages=[], max_round=3, speaker_selection_method="round_robin")
+    manager = GroupChatManager(groupchat, llm_config=False)
+
+    user.initiate_chat(manager, "hello group", silent=True)
+
+    last = {agent.name: manager.last_message(agent) for agent in (user, a, b)}
+    assert last == {
+        "user": {"content": "b here", "role": "assistant", "name": "b"},
+        "a": {"content": "b here", "role": "assistant", "name": "b"},
+        "b": {"content": "b here", "role": "user", "name": "b"},
+    }
+    assert a.last_message(manager) == {"content": "b here", "role": "user", "name": "b"}
+    with pytest.raises(ValueError, match="more than one conversation"):
+        manager.last_message()
+    with pytest.raises(KeyError, match="no conversation with outsider"):
+        manager.last_message(quiet("outsider"))

@@ -47,7 +47,13 @@ from parley.reply_chain import (
     plain_chain,
     reply_entry,
 )
-from parley.summary import SummaryMethod, check_summary_method, no_reflection_model, summarize
+from parley.summary import (
+    DEFAULT_SUMMARY_PROMPT,
+    SummaryMethod,
+    check_summary_method,
+    no_reflection_model,
+    summarize,
+)
 from parley.termination import StopKind, StopReason, max_turns_condition
 from parley.tool_use import OVER_BUDGET, ToolUseMixin
 from parley.tools import Tool, as_tool
@@ -121,6 +127,13 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
     _tools_version = 0
     _runs_own_tools = False
     _usage_summary: UsageSummary | None = None
+    _finished_chats: Any = ()
+
+    DEFAULT_CONFIG: Any = False
+    """AG2's default ``llm_config``: no model."""
+    MAX_CONSECUTIVE_AUTO_REPLY = DEFAULT_MAX_CONSECUTIVE_AUTO_REPLY
+    DEFAULT_SUMMARY_PROMPT = DEFAULT_SUMMARY_PROMPT
+    DEFAULT_SUMMARY_METHOD = "last_msg"
 
     def __init__(
         self,
@@ -496,6 +509,14 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self._handoffs = Handoffs()
         return self._handoffs
 
+    def register_handoff(self, condition: Any) -> None:
+        """Add one handoff condition (an ``OnCondition`` or ``OnContextCondition``) to :attr:`handoffs`."""
+        self.handoffs.add(condition)
+
+    def register_handoffs(self, conditions: list[Any]) -> None:
+        """Add handoff conditions to :attr:`handoffs`, in order."""
+        self.handoffs.add_many(conditions)
+
     def register_nested_chats(
         self,
         chat_queue: list[dict[str, Any]],
@@ -534,23 +555,29 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
         hook_lists = self._hooks
-        if hook_lists is not None:
-            for hook in hook_lists["update_agent_state"]:
-                hook(self, messages)
         if hook_lists is None:
             return messages
-        hooks = hook_lists["process_last_received_message"]
-        last = messages[-1] if hooks and messages else None
-        # as AG2: text or multimodal parts, not a function call, an "exit" or a message with a context
-        if last is not None and "function_call" not in last and "context" not in last:
-            content = last.get("content")
-            if isinstance(content, list) or (isinstance(content, str) and content != "exit"):
-                processed = content
-                for hook in hooks:
-                    processed = hook(processed)
-                if processed != content:
-                    messages = [*messages[:-1], {**last, "content": processed}]
+        for hook in hook_lists["update_agent_state"]:
+            hook(self, messages)
+        messages = _last_processed(messages, hook_lists["process_last_received_message"])
         for hook in hook_lists["process_all_messages_before_reply"]:
+            messages = hook(messages)
+        return messages
+
+    def update_agent_state_before_reply(self, messages: list[Message]) -> None:
+        """Call the ``update_agent_state`` hooks, in order, as the agent does before each reply."""
+        for hook in self.hook_lists["update_agent_state"]:
+            hook(self, messages)
+
+    def process_last_received_message(self, messages: list[Message]) -> list[Message]:
+        """``messages`` with the last one's text passed through the ``process_last_received_message``
+        hooks (not a function call, an ``exit`` or a message with a ``context``), as before each reply."""
+        return _last_processed(messages, self.hook_lists["process_last_received_message"])
+
+    def process_all_messages_before_reply(self, messages: list[Message]) -> list[Message]:
+        """``messages`` passed through the ``process_all_messages_before_reply`` hooks, as before each
+        reply."""
+        for hook in self.hook_lists["process_all_messages_before_reply"]:
             messages = hook(messages)
         return messages
 
@@ -1249,7 +1276,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return RunOutcome(result, recipient.name if speaker == recipient.name else self.name)
 
     def reset(self) -> None:
-        """Forget all conversations and counters."""
+        """Forget all conversations, counters and usage."""
+        self._usage_summary = None
         self._views.clear()
         self._last_chat = None
         self._pair_states = None
@@ -1275,7 +1303,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         (see :func:`parley.nested.initiate_chats`)."""
         from parley.nested import initiate_chats
 
-        return initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)
+        self._finished_chats = initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)
+        return self._finished_chats
 
     async def a_initiate_chats(
         self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
@@ -1285,7 +1314,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         (see :func:`parley.nested.a_initiate_chats`)."""
         from parley.nested import a_initiate_chats
 
-        return await a_initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)
+        self._finished_chats = await a_initiate_chats(
+            self._sent_queue(chat_queue), store=store, chat_id=chat_id
+        )
+        return self._finished_chats
+
+    def get_chat_results(self, chat_index: Any = None) -> Any:
+        """The results of this agent's last :meth:`initiate_chats` (a list) or :meth:`a_initiate_chats`
+        (by ``chat_id``); with ``chat_index``, the one at that index or ``chat_id``."""
+        if chat_index is not None:
+            return self._finished_chats[chat_index]
+        return self._finished_chats
 
     def _sent_queue(self, chat_queue: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The chats of ``chat_queue``, each sent by this agent."""
@@ -1296,29 +1335,47 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return [{"sender": self, **check_queue_entry(chat, index)} for index, chat in enumerate(chat_queue)]
 
     def get_total_usage(self) -> dict[str, Any] | None:
-        """Every model call this agent made, in AG2's usage shape (including cached calls); ``None`` for
-        an agent without a model, as in AG2."""
-        if self.client is None:
+        """Every model call this agent made since it was created or :meth:`reset`, in AG2's usage shape
+        (including cached calls); ``None`` for an agent without a model or that made no call, as in AG2."""
+        if self.client is None or self._usage_summary is None or self._usage_summary.empty:
             return None
-        return dict(self.usage_summary.to_dict()["usage_including_cached_inference"])
+        return dict(self._usage_summary.to_dict()["usage_including_cached_inference"])
 
     def get_actual_usage(self) -> dict[str, Any] | None:
         """Every model call this agent made that was not answered from the cache; ``None`` for an agent
-        without a model."""
-        if self.client is None:
+        without a model or that made no call."""
+        if self.client is None or self._usage_summary is None or self._usage_summary.empty:
             return None
-        return dict(self.usage_summary.to_dict()["usage_excluding_cached_inference"])
+        return dict(self._usage_summary.to_dict()["usage_excluding_cached_inference"])
 
     def print_usage_summary(self) -> None:
         """Print this agent's usage and cost."""
         total = self.get_total_usage()
         if total is None:
-            print(f"No cost incurred from agent '{self.name}'.")
+            if self.client is None:
+                print(f"No cost incurred from agent '{self.name}'.")
+            else:
+                print(f"Agent '{self.name}': no usage summary, it has made no model call.")
             return
         print(f"Agent '{self.name}': total cost {total['total_cost']}")
         for model, counts in total.items():
             if model != "total_cost":
                 print(f"  {model}: {counts}")
+
+
+def _last_processed(messages: list[Message], hooks: list[Callable[..., Any]]) -> list[Message]:
+    """``messages`` with the last one's content passed through ``hooks``, as AG2 does: text or multimodal
+    parts, not a function call, an ``"exit"`` or a message with a ``context``."""
+    last = messages[-1] if hooks and messages else None
+    if last is None or "function_call" in last or "context" in last:
+        return messages
+    content = last.get("content")
+    if not (isinstance(content, list) or (isinstance(content, str) and content != "exit")):
+        return messages
+    processed = content
+    for hook in hooks:
+        processed = hook(processed)
+    return messages if processed == content else [*messages[:-1], {**last, "content": processed}]
 
 
 _TOOL_CALLS_REPLY = ConversableAgent.generate_tool_calls_reply

@@ -553,6 +553,26 @@ class GroupChatManager(ConversableAgent):
                 exchanged[agent] = [message for message in log if message.get("name") == agent.name][:1]
         return exchanged
 
+    def last_message(self, agent: Agent | None = None) -> Message | None:
+        """The last message the manager exchanged with ``agent`` in its latest group chat (see
+        :attr:`chat_messages`); with no ``agent``, of its only conversation.
+
+        Raises:
+            ValueError: no ``agent`` is given and the manager talked with more than one.
+            KeyError: the manager had no conversation with ``agent``.
+        """
+        exchanged = self.chat_messages
+        if agent is None:
+            if len(exchanged) > 1:
+                raise ValueError(
+                    "more than one conversation found: pass the agent whose last message you want"
+                )
+            return next((messages[-1] for messages in exchanged.values() if messages), None)
+        if agent not in exchanged:
+            raise KeyError(f"{self.name} has had no conversation with {agent.name}")
+        messages = exchanged[agent]
+        return messages[-1] if messages else None
+
     def chat_messages_for_summary(self, agent: Agent) -> list[Message]:
         """The group chat's messages (whoever ``agent`` is): of the chat being served, else the latest."""
         chat = current_chat.get()

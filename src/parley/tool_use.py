@@ -388,6 +388,21 @@ class ToolUseMixin:
         if self._offered:
             self._llm_tool_schemas = list(self._offered.values())
 
+    def can_execute_function(self, name: list[str] | str) -> bool:
+        """Whether this agent executes the function ``name`` (every one of them, for a list)."""
+        names = name if isinstance(name, list) else [name]
+        return all(each in self._function_map for each in names)
+
+    def remove_tool_for_llm(self, tool: Tool) -> None:
+        """Stop offering ``tool`` to the model.
+
+        Raises:
+            ValueError: the model is not offered ``tool``.
+        """
+        if self._llm_tools.get(tool.name) is not tool:
+            raise ValueError(f"Tool {tool.name!r} is not offered to {self.name}'s model")
+        self._offer(tool.name, None, function_style=False)
+
     def update_tool_signature(
         self, tool_sig: str | dict[str, Any], is_remove: bool, silent_override: bool = False
     ) -> None:

@@ -68,6 +68,11 @@ class UsageSummary:
             for index, value in enumerate(theirs):
                 mine[index] += value
 
+    @property
+    def empty(self) -> bool:
+        """Whether no model call has been counted."""
+        return not self._pending and not self._totals
+
     def totals(self) -> dict[str, Any]:
         """Every call's tokens and cost: ``{"prompt_tokens", "completion_tokens", "cost", "calls"}``."""
         prompt = completion = calls = 0
