@@ -10,7 +10,17 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from parley import ConversableAgent, ScriptedModel, StopKind, Tool, register_function, tool_call
+from parley import (
+    ConversableAgent,
+    GroupChat,
+    GroupChatManager,
+    ScriptedModel,
+    StopKind,
+    Tool,
+    initiate_swarm_chat,
+    register_function,
+    tool_call,
+)
 from parley.tools import ToolDefinitionError
 
 
@@ -177,7 +187,11 @@ def test_context_variables_is_hidden_from_the_model_and_injected():
     )
     start = {"facts": ["water is wet"]}
     user = ConversableAgent(
-        "user", llm_config=False, human_input_mode="NEVER", functions=[remember], context_variables=start
+        "user",
+        llm_config=False,
+        human_input_mode="NEVER",
+        function_map={"remember": remember},
+        context_variables=start,
     )
 
     result = user.initiate_chat(assistant, "note this", max_turns=2, silent=True)
@@ -255,11 +269,45 @@ def test_same_tool_name_on_two_agents_does_not_overwrite():
     assert "tools" not in llm_config
 
 
-def test_functions_in_the_constructor_are_offered_and_executed_by_the_same_agent():
+def test_functions_in_the_constructor_are_offered_to_the_model_and_run_by_swarms_as_in_ag2():
     agent = ConversableAgent("agent", llm_config=ScriptedModel([]), functions=[weather, ship])
 
     assert [tool.name for tool in agent.tools] == ["weather", "ship"]
-    assert sorted(agent.function_map) == ["ship", "weather"]
+    assert agent.function_map == {}
+    assert not agent.can_execute_function("weather")
+    with pytest.raises(ValueError, match=r"has no model .*use function_map=\{name: function\}"):
+        ConversableAgent("runner", llm_config=False, functions=[weather])
+
+    caller = ConversableAgent(
+        "caller",
+        llm_config=ScriptedModel([[tool_call("weather", {"city": "Oslo"})], "Sunny, then."]),
+        human_input_mode="NEVER",
+        functions=[weather],
+    )
+    result, _, _ = initiate_swarm_chat(caller, "weather?", [caller], max_rounds=3)
+    assert [m["content"] for m in result.chat_history][-2:] == ["sunny in Oslo for 3 days", "Sunny, then."]
+
+
+def test_in_an_auto_group_chat_a_tool_call_goes_to_the_one_agent_that_executes_it():
+    """The caller only offers the tool (``functions=``): the selector model is not asked who runs it."""
+    selector = ScriptedModel(["caller"])
+    caller = ConversableAgent(
+        "caller",
+        llm_config=ScriptedModel([[tool_call("weather", {"city": "Oslo"})]]),
+        human_input_mode="NEVER",
+        functions=[weather],
+    )
+    runner = ConversableAgent(
+        "runner", llm_config=False, human_input_mode="NEVER", function_map={"weather": weather}
+    )
+    groupchat = GroupChat([caller, runner], messages=[], max_round=3, speaker_selection_method="auto")
+    manager = GroupChatManager(groupchat, llm_config=selector)
+
+    runner.initiate_chat(manager, "weather?", silent=True)
+
+    assert [m["name"] for m in groupchat.messages] == ["runner", "caller", "runner"]
+    assert groupchat.messages[-1]["content"] == "sunny in Oslo for 3 days"
+    assert len(selector.requests) == 1, "asked for the first speaker only"
 
 
 def test_register_for_llm_without_a_model_is_an_error():

@@ -104,7 +104,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         llm_config: ``False`` for no model, AG2's ``{"config_list": [...], ...}``, or a model client.
         default_auto_reply: the reply when no reply function produces one.
         description: what the agent does, for group chats (defaults to the system message).
-        functions: functions the agent both offers to its model and executes.
+        functions: functions the agent offers to its model (as ``register_for_llm``); in swarms and
+            group patterns the agent also runs them.
         context_variables: the context the chats this agent starts begin with (a copy each).
         tool_timeout: the time limit, in seconds, of each tool call this agent executes (tools registered
             with their own ``timeout`` keep it); ``None``: no limit.
@@ -223,11 +224,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if function_map:
             for tool_name, function in function_map.items():
                 self._function_map[tool_name] = as_tool(function, name=tool_name)
-        if functions is not None:
+        if functions is not None:  # offered to the model only, as in AG2 (swarms run them: see SwarmAgent)
+            if self.client is None:
+                raise ValueError(
+                    f"{name} has no model (llm_config={llm_config!r}): functions= offers functions to the "
+                    "agent's model. For an agent that runs them, use function_map={name: function} or "
+                    "register_for_execution"
+                )
             for function in [functions] if callable(functions) else functions or []:
-                tool = as_tool(function)
-                self._add_llm_tool(tool)
-                self._function_map[tool.name] = tool
+                self._add_llm_tool(as_tool(function))
         if update_agent_state_before_reply is not None:
             for hook in (
                 [update_agent_state_before_reply]

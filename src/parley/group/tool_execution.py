@@ -32,5 +32,9 @@ def generate_swarm_tool_reply(
 
 
 def enable_own_tool_execution(agent: ConversableAgent) -> None:
-    """Let the agent run its own tool calls, first thing in its next turn."""
+    """Let the agent run its own tool calls, first thing in its next turn: those of the functions it
+    executes and of the tools it offers its model (which AG2's swarm runs in its tool executor)."""
     agent._runs_own_tools = True
+    for name, tool in agent._llm_tools.items():
+        if name not in agent._function_map:
+            agent._set_function(name, tool)
