@@ -165,8 +165,10 @@ class Durability:
 def durability(store: Any, chat_id: str | None) -> AbstractContextManager[Durability | None]:
     """The durable side of one chat entry point call, as a context manager: ``None`` when the chat is
     not durable."""
-    if chat_id is not None and not (isinstance(chat_id, str) and chat_id):
-        raise ValueError(f"chat_id must be a non-empty string, not {chat_id!r}")
+    if chat_id is not None:
+        from parley.store.base import check_chat_id
+
+        check_chat_id(chat_id)
     if store is None:
         scope = chat_scope.get()
         if scope is None or scope.store is None:

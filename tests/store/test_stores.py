@@ -22,6 +22,7 @@ from parley.store import (
     RecordConflictError,
     StoredRecord,
     StoreError,
+    StoreUnavailableError,
     StoreVersionError,
     open_store,
 )
@@ -330,7 +331,7 @@ def test_a_closed_log_or_store_refuses_to_write(store_url: str, chat_id: str):
     reopened.close()
 
 
-@pytest.mark.parametrize("chat", ["", None, 42])
+@pytest.mark.parametrize("chat", ["", None, 42, " ", "a\x00b", "line\nbreak"])
 def test_a_chat_id_is_a_non_empty_string(store: ChatStore, chat):
     with pytest.raises(ValueError, match="chat_id must be a non-empty string"):
         store.open(chat)
@@ -365,3 +366,13 @@ def _set_schema_version(store_url: str, version: int) -> None:
 
     with psycopg.connect(store_url, autocommit=True) as connection:
         connection.execute("UPDATE parley_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
+
+
+def test_a_sqlite_store_in_a_missing_directory_or_on_a_directory_says_so(tmp_path):
+    missing = tmp_path / "no-such-dir" / "chats.db"
+    with pytest.raises(
+        StoreUnavailableError, match=f"there is no directory {re.escape(str(missing.parent))}"
+    ):
+        open_store(f"sqlite:///{missing}")
+    with pytest.raises(StoreUnavailableError, match="is a directory"):
+        open_store(f"sqlite:///{tmp_path}")

@@ -126,6 +126,14 @@ class SQLiteStore:
     def _connect(self, create: bool) -> sqlite3.Connection:
         if not create and not os.path.exists(self.path):
             raise StoreUnavailableError(f"cannot open the store {self.url}: there is no file {self.path}")
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(folder):
+            raise StoreUnavailableError(
+                f"cannot open the store {self.url}: there is no directory {folder} (parley creates the "
+                "file, not the directories it goes in)"
+            )
+        if os.path.isdir(self.path):
+            raise StoreUnavailableError(f"cannot open the store {self.url}: {self.path} is a directory")
         try:
             connection = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
