@@ -509,3 +509,31 @@ def test_parley_chats_shows_a_chat_the_engine_stored(tmp_path: Any, capsys: pyte
     assert 'context seen = ["ada"]' in shown
     assert "stop reason: terminate_target: billing's after-work ends the chat" in shown
     assert "summary: Refunded twice. Anything else?" in shown
+
+
+def test_resuming_with_the_agents_in_other_places_or_one_more_is_another_call_and_an_error():
+    store = MemoryStore()
+    failing = FailingModel(fail_at=2)
+    with pytest.raises(ConnectionError):
+        budgeted_chat(store, failing, None)
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+    assistant = ConversableAgent(
+        "assistant", llm_config=FunctionModel(FailingModel()), human_input_mode="NEVER"
+    )
+
+    with pytest.raises(ValueError, match=r"in that order .*this run has \['assistant', 'user'\]"):
+        assistant.initiate_chat(user, "go", max_turns=20, store=store, chat_id="budgeted", silent=True)
+
+    first, second = (ConversableAgent(name, llm_config=False, default_auto_reply=name) for name in "ab")
+    manager = GroupChatManager(
+        GroupChat([first, second], messages=[], max_round=2, speaker_selection_method="round_robin"),
+        llm_config=False,
+    )
+    first.initiate_chat(manager, "hello", store=store, chat_id="group", silent=True)
+    extra = ConversableAgent("x", llm_config=False)
+    again = GroupChatManager(
+        GroupChat([first, extra, second], messages=[], max_round=2, speaker_selection_method="round_robin"),
+        llm_config=False,
+    )
+    with pytest.raises(ValueError, match=r"this run has \['a', 'x', 'b'\]"):
+        first.initiate_chat(again, "hello", store=store, chat_id="group", silent=True)

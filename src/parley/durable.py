@@ -147,12 +147,19 @@ class Durability:
                 f"this call starts it with {_shown(opened)}. The same call continues the chat (or returns "
                 "its result, once finished): give a new chat_id for a new chat"
             )
-        names = {agent.name for agent in agents}
-        missing = [name for name in replayed.started.get("agents", ()) if name not in names]
+        names = [agent.name for agent in agents]
+        recorded = list(replayed.started.get("agents", ()))
+        missing = [name for name in recorded if name not in names]
         if missing:
             raise ValueError(
-                f"chat {self.chat_id!r} was recorded with the agents {replayed.started.get('agents')}; this "
+                f"chat {self.chat_id!r} was recorded with the agents {recorded}; this "
                 f"run has no agent named {', '.join(repr(name) for name in missing)}"
+            )
+        if names != recorded:  # more agents, or the same in other places: another call
+            raise ValueError(
+                f"chat {self.chat_id!r} was recorded with the agents {recorded}, in that order (for a "
+                f"two-agent chat: the initiator first); this run has {names}. The same call continues the "
+                "chat: give a new chat_id for a new chat"
             )
         _check_tools(self.chat_id, replayed, agents)
         chat.restore(replayed)
