@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit
 
 from parley.store.base import ChatStore, Durability
-from parley.store.errors import StoreURLError
+from parley.store.errors import StoreUnavailableError, StoreURLError
 
 ACCEPTED_FORMS = (
     "sqlite:///relative/path.db, sqlite:////absolute/path.db, or "
@@ -154,9 +154,16 @@ def store_from_url(url: str, *, create: bool = True) -> ChatStore:
     """A new store of its own for ``url``, apart from the one :func:`open_store` shares: close it when done.
 
     For a reader (such as ``parley chats``) that must not close, or keep open, a store others in the
-    process may share. Raises what :func:`open_store` raises.
+    process may share. Raises what :func:`open_store` raises, and :class:`StoreUnavailableError` for
+    ``memory://`` with ``create=False``: a new memory store holds nothing to read.
     """
-    return _open(parse_store_url(url), create=create)
+    parsed = parse_store_url(url)
+    if parsed.scheme == "memory" and not create:
+        raise StoreUnavailableError(
+            f"cannot read {parsed.redacted}: a memory store keeps its chats inside the process that runs "
+            "them, where no other reader sees them. Keep the chats in sqlite:///path/chats.db to read them"
+        )
+    return _open(parsed, create=create)
 
 
 def _open(parsed: StoreURL, *, create: bool) -> ChatStore:
