@@ -366,7 +366,11 @@ def test_parley_view_says_when_the_port_is_taken(tmp_path, capsys):
 def test_parley_view_serves_until_interrupted(tmp_path):
     trace = write_trace(tmp_path / "t.jsonl", two_agent_chat())
     process = subprocess.Popen(
-        [sys.executable, "-m", "parley", "view", str(trace)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "parley", "view", str(trace)],
+        stdout=subprocess.PIPE,
+        text=True,
+        # as at a terminal: a test run started in the background inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         url = (process.stdout.readline() if process.stdout else "").split(" at ", 1)[1].split()[0]
