@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 from parley.agent import Agent, ConversableAgent
 from parley.assistants import AssistantAgent, UserProxyAgent
 from parley.chat_result import ChatResult
+from parley.context_variables import ContextVariables
 from parley.engine import Chat
 from parley.exceptions import (
     AgentNameConflictError,
@@ -13,64 +14,98 @@ from parley.exceptions import (
     SenderRequiredError,
     UndefinedNextAgentError,
 )
-from parley.group import (
-    AgentNameTarget,
-    AgentTarget,
-    AskUserTarget,
-    AutoPattern,
-    ContextExpression,
-    ContextStr,
-    ContextVariables,
-    DefaultPattern,
-    GroupManagerTarget,
-    Handoffs,
-    ManualPattern,
-    OnCondition,
-    OnContextCondition,
-    RandomPattern,
-    RevertToUserTarget,
-    RoundRobinPattern,
-    StayTarget,
-    StringLLMCondition,
-    TerminateTarget,
-    a_initiate_group_chat,
-    a_run_group_chat,
-    initiate_group_chat,
-    run_group_chat,
-)
 from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.cache import Cache
 from parley.nested import initiate_chats
-from parley.swarm import (
-    AFTER_WORK,
-    ON_CONDITION,
-    UPDATE_SYSTEM_MESSAGE,
-    AfterWork,
-    AfterWorkOption,
-    SwarmAgent,
-    UpdateSystemMessage,
-    a_initiate_swarm_chat,
-    a_run_swarm,
-    initiate_swarm_chat,
-    register_hand_off,
-    run_swarm,
-)
 from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
 from parley.tools import Tool
 
 if TYPE_CHECKING:
+    from parley.group import (
+        AgentNameTarget,
+        AgentTarget,
+        AskUserTarget,
+        AutoPattern,
+        ContextExpression,
+        ContextStr,
+        DefaultPattern,
+        GroupManagerTarget,
+        Handoffs,
+        ManualPattern,
+        OnCondition,
+        OnContextCondition,
+        RandomPattern,
+        RevertToUserTarget,
+        RoundRobinPattern,
+        StayTarget,
+        StringLLMCondition,
+        TerminateTarget,
+        a_initiate_group_chat,
+        a_run_group_chat,
+        initiate_group_chat,
+        run_group_chat,
+    )
     from parley.group.results import ReplyResult, SwarmResult
     from parley.models.llm_config import LLMConfig, OpenAILLMConfigEntry
     from parley.models.scripted import FunctionModel, ModelRequest, ScriptedModel, tool_call
     from parley.models.usage import gather_usage_summary
     from parley.runners import Outcome, RayRunner, a_run_many, run_many
+    from parley.swarm import (
+        AFTER_WORK,
+        ON_CONDITION,
+        UPDATE_SYSTEM_MESSAGE,
+        AfterWork,
+        AfterWorkOption,
+        SwarmAgent,
+        UpdateSystemMessage,
+        a_initiate_swarm_chat,
+        a_run_swarm,
+        initiate_swarm_chat,
+        register_hand_off,
+        run_swarm,
+    )
 
 __version__ = "0.1.0"
 
 #: Names loaded on first use: pydantic models (``import parley`` does not load pydantic), the batch
-#: runners and the scripted models, which a chat with a real model does not need.
+#: runners, the scripted models, which a chat with a real model does not need, and the swarm and group
+#: pattern APIs, which two-agent and group chats do not.
 _LAZY = {
+    "AgentNameTarget": "parley.group",
+    "AgentTarget": "parley.group",
+    "AskUserTarget": "parley.group",
+    "AutoPattern": "parley.group",
+    "ContextExpression": "parley.group",
+    "ContextStr": "parley.group",
+    "DefaultPattern": "parley.group",
+    "GroupManagerTarget": "parley.group",
+    "Handoffs": "parley.group",
+    "ManualPattern": "parley.group",
+    "OnCondition": "parley.group",
+    "OnContextCondition": "parley.group",
+    "RandomPattern": "parley.group",
+    "RevertToUserTarget": "parley.group",
+    "RoundRobinPattern": "parley.group",
+    "StayTarget": "parley.group",
+    "StringLLMCondition": "parley.group",
+    "TerminateTarget": "parley.group",
+    "a_initiate_group_chat": "parley.group",
+    "a_run_group_chat": "parley.group",
+    "initiate_group_chat": "parley.group",
+    "run_group_chat": "parley.group",
+    "AFTER_WORK": "parley.swarm",
+    "ON_CONDITION": "parley.swarm",
+    "UPDATE_SYSTEM_MESSAGE": "parley.swarm",
+    "AfterWork": "parley.swarm",
+    "AfterWorkOption": "parley.swarm",
+    "SwarmAgent": "parley.swarm",
+    "UpdateSystemMessage": "parley.swarm",
+    "a_initiate_swarm_chat": "parley.swarm",
+    "a_run_swarm": "parley.swarm",
+    "initiate_swarm_chat": "parley.swarm",
+    "register_hand_off": "parley.swarm",
+    "run_swarm": "parley.swarm",
     "LLMConfig": "parley.models.llm_config",
     "OpenAILLMConfigEntry": "parley.models.llm_config",
     "ReplyResult": "parley.group.results",
@@ -93,6 +128,10 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'parley' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [
