@@ -85,6 +85,46 @@ def test_time_limits_hold_in_a_process_forked_after_a_timed_tool_ran():
     assert float(seconds) < 5
 
 
+def test_a_tool_that_catches_exceptions_and_retries_still_times_out():
+    def retrying() -> str:
+        for attempt in range(5):
+            try:
+                time.sleep(1.0)
+                return f"ok on attempt {attempt}"
+            except Exception:  # a careless retry loop
+                continue
+        return "gave up"
+
+    assistant, user = pair([tool_call("retrying"), "ok"])
+    register_function(retrying, caller=assistant, executor=user, description="Retries.", timeout=0.2)
+    started = time.monotonic()
+
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert (
+        tool_message(result) == "Error: retrying timed out: it did not finish within its time limit of 0.2 s"
+    )
+    assert time.monotonic() - started < 0.9
+
+
+def test_time_limits_hold_when_something_else_replaced_the_alarm_handler():
+    import signal
+
+    def slow() -> str:
+        time.sleep(2)
+        return "done"
+
+    for _ in range(2):  # the first chat installs parley's handler; then another library resets it
+        assistant, user = pair([tool_call("slow"), "ok"])
+        register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=0.2)
+        result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+        assert (
+            tool_message(result) == "Error: slow timed out: it did not finish within its time limit of 0.2 s"
+        )
+        previous = signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, previous)
+
+
 def test_the_agent_wide_time_limit_applies_to_tools_without_their_own():
     def stuck() -> str:
         threading.Event().wait(10)

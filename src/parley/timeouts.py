@@ -6,8 +6,11 @@
   returns, and its result is dropped.
 - Synchronous functions in a synchronous chat on the main thread are interrupted: a watchdog thread sends
   the main thread ``SIGALRM`` once the limit has passed (it looks every 20 ms), which also interrupts
-  ``time.sleep`` and blocking socket calls. parley's handler passes other ``SIGALRM``\\ s to the handler
-  that was there before. Off the main thread they run in a worker thread that is abandoned as above.
+  ``time.sleep`` and blocking socket calls. The interruption is a ``BaseException``, which a function's
+  ``except Exception`` lets through; one that catches it anyway and returns late times out all the same.
+  parley's handler passes other ``SIGALRM``\\ s to the handler that was there before, and takes its place
+  again before a timed call if something replaced it. Off the main thread they run in a worker thread
+  that is abandoned as above.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ if TYPE_CHECKING:
 
 class ToolTimeout(Exception):
     """A tool did not finish within its time limit."""
+
+
+class _Interrupted(BaseException):
+    """Raised inside a timed function on the main thread when its limit passes: a ``BaseException``, so
+    that the function's own ``except Exception`` does not take it for an error of its own and go on."""
 
 
 NO_LIMIT = float("inf")
@@ -102,12 +110,19 @@ class _Watchdog:
     def run(self, function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
         if self.deadline:  # a timed call inside a timed call: the inner one runs in a thread
             return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
+        if signal.getsignal(signal.SIGALRM) != self._on_alarm:  # replaced since: parley's goes first again
+            self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
         self.seconds, self.expired = seconds, False
         self.deadline = time.monotonic() + seconds
         try:
-            return function(**arguments)
+            result = function(**arguments)
+        except _Interrupted:
+            raise ToolTimeout(_message(seconds)) from None
         finally:
             self.deadline = 0.0
+        if self.expired:  # it caught the interruption and returned late: as in async chats, too late
+            raise ToolTimeout(_message(seconds))
+        return result
 
     def _watch(self) -> None:
         main = threading.main_thread().ident
@@ -120,7 +135,7 @@ class _Watchdog:
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         if self.deadline and self.expired:
-            raise ToolTimeout(_message(self.seconds))
+            raise _Interrupted
         previous = self._previous
         if callable(previous):
             previous(signum, frame)
