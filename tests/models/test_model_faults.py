@@ -184,6 +184,17 @@ def test_a_bad_body_quoting_the_key_is_redacted(server):
     assert f"proxy refused the key {REDACTED} (Bearer {REDACTED})" in str(error)
 
 
+@pytest.mark.parametrize("before", [1180, 1195, 1199, 1200, 1205])
+def test_a_key_where_the_quoted_body_is_cut_is_not_shown_in_part(server, before):
+    """An indented page echoing the key where the excerpt is cut: no part of the key shows."""
+    key = "Zq9-notSKshaped-key-77"
+    server.script(raw("<html>" + " " * before + f"<p>{key}</p></html>"))
+
+    message = str(fault_of(server, api_key=key))
+
+    assert not any(key[:length] in message for length in range(6, len(key) + 1))
+
+
 def test_a_server_error_quoting_the_key_is_redacted_in_the_sdk_error(server):
     body = {"error": {"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error"}}
     server.script(Reply(body, 401))

@@ -41,6 +41,7 @@ def _keep_marker(match: re.Match[str]) -> str:
 
 #: How much of a bad body an error quotes.
 EXCERPT_LENGTH = 300
+_REDACTION_MARGIN = 4096
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -59,8 +60,9 @@ def excerpt(body: Any, secrets: Iterable[str | None] = (), length: int = EXCERPT
         import json
 
         body = json.dumps(body, default=str, ensure_ascii=False)
-    # Redact before cutting, so that a key at the cut is not left half-shown.
-    text = " ".join(redact(body[: length * 4], secrets).split())
+    # Redact before cutting, so that a key at the cut is not left half-shown: what is redacted goes on
+    # well past what is shown, by more than any key is long.
+    text = " ".join(redact(body[: length * 4 + _REDACTION_MARGIN], secrets).split())
     return repr(text[:length] + ("..." if len(text) > length else ""))
 
 
