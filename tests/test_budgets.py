@@ -329,3 +329,38 @@ def test_the_prompt_bound_is_counted_incrementally_for_speaker_selection_too(mon
 
     assert len(result.chat_history) == 80
     assert measured[0] < 4 * len(result.chat_history), f"{measured[0]} messages measured"
+
+
+@pytest.mark.parametrize(
+    "stop_when",
+    [MaxTokens(10**6) | Mentions("DONE"), MaxTokens(10**6) | When(lambda chat: len(chat.messages) > 1)],
+)
+def test_a_nested_chat_answers_to_its_chats_budgets_not_to_its_other_conditions(stop_when: Any):
+    drafts = iter(range(1, 10))
+    writer = ConversableAgent(
+        "writer",
+        llm_config=FunctionModel(lambda request: f"draft {next(drafts)}, not DONE yet"),
+        human_input_mode="NEVER",
+    )
+    critic = ConversableAgent(
+        "critic", llm_config=False, human_input_mode="NEVER", default_auto_reply="improve it"
+    )
+    boss, lead = (
+        ConversableAgent(name, llm_config=False, human_input_mode="NEVER") for name in ("boss", "lead")
+    )
+    lead.register_nested_chats(
+        [
+            {
+                "recipient": writer,
+                "sender": critic,
+                "max_turns": 3,
+                "summary_method": "last_msg",
+                "silent": True,
+            }
+        ],
+        trigger=boss,
+    )
+
+    result = boss.initiate_chat(lead, "write the report", max_turns=1, stop_when=stop_when, silent=True)
+
+    assert result.chat_history[-1]["content"] == "draft 3, not DONE yet", "the nested chat ran its 3 turns"

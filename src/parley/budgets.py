@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from parley.limits import (
+    AllOf,
     AnyOf,
     Condition,
     MaxCost,
@@ -164,10 +165,11 @@ class Budgets:
         self.entries: list[tuple[Condition, Spent]] = []
         if own is not None and spent is not None:
             self.entries.append((own, spent))
-        if outer is not None:
-            self.entries.extend(
-                (condition, counts) for condition, counts in outer.entries if condition.budget
-            )
+        if outer is not None:  # the outer chat's spending limits bind this chat, not its other conditions
+            for condition, counts in outer.entries:
+                inherited = _budget_part(condition)
+                if inherited is not None:
+                    self.entries.append((inherited, counts))
         guards: dict[int, _Guard] = {}
         for condition, counts in self.entries:
             guards.setdefault(id(counts), _Guard(counts)).add(condition)
@@ -448,6 +450,18 @@ class Budgets:
             self._tool_bytes.clear()
         self._tool_bytes[id(tools)] = (tools, size)
         return size
+
+
+def _budget_part(condition: Condition) -> Condition | None:
+    """What of ``condition`` limits spending, for the chats started inside a chat: a budget, the budgets
+    of an ``|``, an ``&`` of budgets only; ``None`` if nothing does (a mention of a word, a custom rule
+    about the outer chat)."""
+    if isinstance(condition, AnyOf):
+        parts = [part for part in map(_budget_part, condition.conditions) if part is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else AnyOf(*parts)
+    if isinstance(condition, AllOf):
+        return condition if all(part.budget for part in condition.conditions) else None
+    return condition if condition.budget else None
 
 
 class _Mark:
