@@ -10,6 +10,7 @@ from typing import Any
 from parley import (
     AFTER_WORK,
     UPDATE_SYSTEM_MESSAGE,
+    AfterWorkOption,
     ChatResult,
     ConversableAgent,
     FunctionModel,
@@ -249,3 +250,33 @@ def test_a_swarm_over_shared_agents_is_freed_as_soon_as_nothing_holds_it():
         assert alive() == before
     finally:
         gc.enable()
+
+
+async def test_inside_concurrent_swarms_an_agents_chat_messages_are_its_own_swarms():
+    async def model(request: ModelRequest) -> Any:
+        await pause()
+        return "done" if request.messages[-1]["role"] == "tool" else [tool_call("peek")]
+
+    agent = SwarmAgent("agent", llm_config=FunctionModel(model))
+    seen: dict[str, list[list[Any]]] = {}
+
+    @agent.register_for_execution()
+    @agent.register_for_llm(description="Look at the conversation.")
+    def peek() -> str:
+        seen[agent.get_context("customer")] = [
+            [message.get("content") for message in messages] for messages in agent.chat_messages.values()
+        ]
+        return "ok"
+
+    agent.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+
+    await asyncio.gather(
+        *(
+            a_initiate_swarm_chat(
+                agent, f"I am {name}", [agent], context_variables={"customer": name}, silent=True
+            )
+            for name in ("Alice", "Bob", "Carol")
+        )
+    )
+
+    assert seen == {name: [[f"I am {name}", None]] for name in ("Alice", "Bob", "Carol")}

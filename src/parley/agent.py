@@ -395,11 +395,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     @property
     def chat_messages(self) -> defaultdict[Agent, list[Message]]:
-        """``{peer: messages}``: this agent's view of its latest conversation with each peer."""
+        """``{peer: messages}``: this agent's view of its latest conversation with each peer; inside a
+        swarm or group pattern, of that one only, whatever other swarms the agent serves at once."""
         views = dict(self._views)
         chat = current_chat.get()
         if chat is not None and self in chat.views:
-            views[chat.peers[self]] = chat.views[self]
+            peer = chat.peers[self]
+            if getattr(peer, "_runs_swarm", False):  # another swarm's manager: another chat at once
+                views = {
+                    other: view for other, view in views.items() if not getattr(other, "_runs_swarm", False)
+                }
+            views[peer] = chat.views[self]
         return defaultdict(list, {peer: view.messages for peer, view in views.items()})
 
     def _view_messages(self, sender: Agent | None) -> list[Message]:
