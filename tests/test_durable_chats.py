@@ -537,3 +537,51 @@ def test_resuming_with_the_agents_in_other_places_or_one_more_is_another_call_an
     )
     with pytest.raises(ValueError, match=r"this run has \['a', 'x', 'b'\]"):
         first.initiate_chat(again, "hello", store=store, chat_id="group", silent=True)
+
+
+def test_a_swarm_started_with_other_context_variables_is_another_call_and_an_error():
+    """Items of a batch that differ only in their context do not get each other's results."""
+    store = MemoryStore()
+    first, _, _ = run_swarm(store, Effects())
+    agents, triage = build_swarm(Effects())
+
+    with pytest.raises(
+        ValueError, match=r"""started with the context variables \{"customer": "ada"\}; this call"""
+    ):
+        initiate_swarm_chat(
+            triage,
+            ASKED,
+            agents,
+            context_variables={"customer": "bob"},
+            store=store,
+            chat_id="swarm-1",
+            silent=True,
+        )
+    again, _, _ = run_swarm(store, Effects())
+    assert again.chat_history == first.chat_history
+
+
+def test_a_swarm_retried_with_the_context_object_its_first_run_changed_goes_on():
+    """A ContextVariables given to a swarm is changed in place: retried with it after a failure, the swarm is
+    the same call."""
+    from parley import ContextVariables
+
+    store = MemoryStore()
+    uninterrupted, final_context, _ = run_swarm(store, Effects())
+    records = store.load("swarm-1")
+    last_change = max(index for index, record in enumerate(records) if '"context_set"' in record.data)
+    assert last_change + 1 < len(records), "the cut leaves the chat unfinished"
+    agents, triage = build_swarm(Effects())
+    changed = ContextVariables(data=final_context.to_dict())  # as the interrupted run left it
+
+    resumed, _, _ = initiate_swarm_chat(
+        triage,
+        ASKED,
+        agents,
+        context_variables=changed,
+        store=cut(records, last_change + 1, "swarm-1"),
+        chat_id="swarm-1",
+        silent=True,
+    )
+
+    assert resumed.chat_history == uninterrupted.chat_history

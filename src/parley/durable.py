@@ -11,6 +11,7 @@ in the order they start, which a re-run repeats.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -162,6 +163,8 @@ class Durability:
                 "chat: give a new chat_id for a new chat"
             )
         _check_tools(self.chat_id, replayed, agents)
+        if shape == "swarm":
+            _check_context(self, replayed, chat.state.context_variables)
         chat.restore(replayed)
         chat.journal = Journal(self.log, chat.state, replayed.records)
 
@@ -206,6 +209,27 @@ def _durable(store: Any, chat_id: str | None) -> Iterator[Durability]:
 def chat_id_of(durable: Durability | None, chat_id: str | None) -> str | None:
     """The id a chat gets: the durable one, else the one given (else a new one is made)."""
     return durable.chat_id if durable is not None else chat_id
+
+
+def _check_context(durable: Durability, replayed: Replayed, given: Any) -> None:
+    """A swarm is the same call only with the same starting context (or, for a context object the run
+    before changed in place, the one it was left with).
+
+    Raises:
+        ValueError: ``given`` is another starting context.
+    """
+    recorded = replayed.started.get("context")
+    if recorded is None:
+        return
+    as_text = functools.partial(json.dumps, sort_keys=True, default=repr)
+    text = as_text(dict(given))
+    if text in (as_text(recorded), as_text(dict(replayed.state.context_variables))):
+        return
+    raise ValueError(
+        f"chat {durable.chat_id!r} in {durable.store.url} was started with the context variables "
+        f"{_shown(as_text(recorded))}; this call starts it with {_shown(text)}. The same call continues the "
+        "chat (or returns its result, once finished): give a new chat_id for a new chat"
+    )
 
 
 def _kind(shape: Any) -> str:
