@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import anthropic
 import openai
 import pytest
@@ -371,3 +373,46 @@ def test_anthropic_tool_input_that_is_not_an_object_is_a_fault(server):
         ModelResponseError, match=r"'lookup_order' whose input is not a JSON object \(it stopped at"
     ):
         anthropic_client(server).create(HELLO)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        None,
+        {},
+        {"prompt_tokens": -1000, "completion_tokens": 5},
+        {"prompt_tokens": "12", "completion_tokens": 5},
+    ],
+    ids=["missing", "empty", "negative", "text"],
+)
+def test_usage_a_server_does_not_report_counts_as_the_most_the_call_can_have_used(server, usage):
+    """A chat under a token budget on a server that reports no usable usage stops before the budget: its
+    calls count as the bytes they sent and received."""
+    from parley.limits import MaxTokens
+
+    body = completion("Order 7 left the warehouse this morning.")
+    body["usage"] = usage
+    server.script(*[dict(body) for _ in range(30)])
+    assistant = ConversableAgent(
+        "assistant",
+        llm_config={"config_list": [{"model": "gpt-4o-mini", "api_key": KEY, "base_url": server.url}]},
+        human_input_mode="NEVER",
+    )
+    user = ConversableAgent(
+        "user", llm_config=False, human_input_mode="NEVER", default_auto_reply="and then?"
+    )
+
+    with pytest.warns(UserWarning, match="reported no usable token usage"):
+        result = user.initiate_chat(
+            assistant, "Where is order 7?", max_turns=30, stop_when=MaxTokens(2_000), silent=True
+        )
+
+    sent = sum(len(json.dumps(request.body["messages"])) for request in server.requests)
+    assert result.stop_reason.kind.value == "condition"
+    assert 0 < sent + 40 * len(server.requests) <= 2_000
+    counted = sum(
+        usage["total_tokens"]
+        for model, usage in result.cost["usage_including_cached_inference"].items()
+        if model != "total_cost"
+    )
+    assert sent <= counted <= 2_000

@@ -122,10 +122,13 @@ def test_streaming_without_a_sink_gives_the_same_response(server):
 def test_stream_options_of_your_own_are_kept(server):
     server.script(completion_stream(["Hi"], prompt_tokens=None))
 
-    response = openai(server).create(HELLO, stream=True, stream_options={"include_usage": False})
+    with pytest.warns(UserWarning, match="reported no usable token usage"):
+        response = openai(server).create(HELLO, stream=True, stream_options={"include_usage": False})
 
     assert server.requests[0].body["stream_options"] == {"include_usage": False}
-    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (0, 0)
+    # no usage came back: parley counts the most the call can have used, so that budgets hold
+    assert response.usage.prompt_tokens >= len(HELLO[0]["content"])
+    assert response.usage.completion_tokens >= len("Hi")
 
 
 def test_a_server_that_answers_a_stream_request_in_one_piece(server, pieces):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -23,6 +26,38 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+
+_MOST_TOKENS = 10**9
+"""More tokens than any one call reports: a bigger count is not taken for one."""
+_UNREPORTED: set[str] = set()
+
+
+def reported_usage(raw: Any, keys: tuple[str, str]) -> Usage | None:
+    """The ``Usage`` a response's usage object reports under ``keys`` (prompt, completion), or ``None`` if
+    it reports none, or counts that are not whole numbers of tokens (negative, text, out of range)."""
+    if not isinstance(raw, dict) or all(raw.get(key) is None for key in keys):
+        return None
+    counts = [raw.get(key) or 0 for key in keys]
+    if not all(type(count) is int and 0 <= count < _MOST_TOKENS for count in counts):
+        return None
+    return Usage(counts[0], counts[1])
+
+
+def usage_bound(request: dict[str, Any] | None, reply: Message, source: str) -> Usage:
+    """For a server that reports no usage: the most tokens the call can have used, the bytes of what was
+    sent and of the reply (no tokenizer makes more tokens than bytes), so that budgets stay safe. Warns
+    once per ``source``."""
+    if source not in _UNREPORTED:
+        _UNREPORTED.add(source)
+        warnings.warn(
+            f"{source} reported no usable token usage: parley counts the most the call can have used (the "
+            "bytes sent and received) for its budgets and cost",
+            stacklevel=2,
+        )
+    sent = {key: (request or {}).get(key) for key in ("messages", "tools")}
+    as_bytes = functools.partial(json.dumps, ensure_ascii=False, default=str)
+    return Usage(len(as_bytes(sent).encode()), len(as_bytes(reply).encode()))
 
 
 @dataclass(slots=True)

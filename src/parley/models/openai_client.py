@@ -24,7 +24,7 @@ from typing import Any
 
 from parley.messages import Message, content_str
 from parley.models import json_tools
-from parley.models.base import ModelResponse, Usage
+from parley.models.base import ModelResponse, reported_usage, usage_bound
 from parley.models.config import request_params_of
 from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price, price_in_advance
@@ -254,7 +254,7 @@ class OpenAIClient:
         http = raw.http_response
         if not (request.get("stream") and is_event_stream(http)):
             http.read()
-            return self._answer(self._decode(http), offered, streamed=bool(request.get("stream")))
+            return self._answer(self._decode(http), offered, request, streamed=bool(request.get("stream")))
         assembler = ChatCompletionAssembler(token_sink.get())
         try:
             for chunk in raw.parse():
@@ -265,7 +265,7 @@ class OpenAIClient:
             ) from None
         finally:
             http.close()
-        return self._response(assembler.completion(), offered)
+        return self._response(assembler.completion(), offered, request)
 
     async def _a_create_once(
         self, request: dict[str, Any], offered: Sequence[dict[str, Any]] | None
@@ -275,7 +275,7 @@ class OpenAIClient:
         http = raw.http_response
         if not (request.get("stream") and is_event_stream(http)):
             await http.aread()
-            return self._answer(self._decode(http), offered, streamed=bool(request.get("stream")))
+            return self._answer(self._decode(http), offered, request, streamed=bool(request.get("stream")))
         assembler = ChatCompletionAssembler(token_sink.get())
         try:
             async for chunk in await awaited(raw.parse()):
@@ -286,14 +286,19 @@ class OpenAIClient:
             ) from None
         finally:
             await http.aclose()
-        return self._response(assembler.completion(), offered)
+        return self._response(assembler.completion(), offered, request)
 
     def _answer(
-        self, data: dict[str, Any], offered: Sequence[dict[str, Any]] | None, *, streamed: bool
+        self,
+        data: dict[str, Any],
+        offered: Sequence[dict[str, Any]] | None,
+        request: dict[str, Any],
+        *,
+        streamed: bool,
     ) -> ModelResponse:
         """The response to a body that came in one piece; if a stream was asked for (and the server did
         not stream), the sink gets the reply in one piece."""
-        response = self._response(data, offered)
+        response = self._response(data, offered, request)
         if streamed:
             emit_whole(response.message, token_sink.get())
         return response
@@ -374,7 +379,11 @@ class OpenAIClient:
         return request, False
 
     def _response(
-        self, completion: Any, json_tools_offered: Sequence[dict[str, Any]] | None, status: int | None = 200
+        self,
+        completion: Any,
+        json_tools_offered: Sequence[dict[str, Any]] | None,
+        request: dict[str, Any] | None = None,
+        status: int | None = 200,
     ) -> ModelResponse:
         data = completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
         choices = data.get("choices")
@@ -384,14 +393,15 @@ class OpenAIClient:
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             raise self._fault("returned a choice without a message", status=status, body=data)
-        raw_usage = data.get("usage") or {}
-        usage = Usage(raw_usage.get("prompt_tokens") or 0, raw_usage.get("completion_tokens") or 0)
         if json_tools_offered is not None:
             cut_off = choice.get("finish_reason") == "length"
             reply = json_tools.parse_tool_json(message.get("content"), json_tools_offered, cut_off=cut_off)
         else:
             reply = self._reply(message, choice.get("finish_reason"), status)
         model = data.get("model") or self.model
+        usage = reported_usage(data.get("usage"), ("prompt_tokens", "completion_tokens"))
+        if usage is None:
+            usage = usage_bound(request, reply, f"{self.endpoint} ({model})")
         official = self.api_type == "azure" or self.endpoint.startswith(OPENAI_URL)
         cost = cost_of(usage, model, self.model, price=self.price, warn=official)
         return ModelResponse(reply, usage, cost=cost, model=model)
