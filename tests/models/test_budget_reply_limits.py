@@ -78,6 +78,15 @@ def test_a_config_that_sets_max_tokens_keeps_it_and_the_budget_allows_for_it(ser
     assert [m["name"] for m in refused.chat_history] == ["user"]
 
 
+def test_a_config_whose_max_tokens_is_none_leaves_the_bound_to_the_budget(server):
+    server.script(completion("It shipped.", prompt_tokens=40, completion_tokens=5))
+
+    chat(openai_config(server, "gpt-4o-mini", max_tokens=None), 1_000)
+
+    (request,) = server.requests
+    assert 900 < request.body["max_tokens"] < 1_000
+
+
 def test_anthropic_gets_its_default_max_tokens_not_the_whole_budget(server):
     server.script(anthropic_message("It shipped."))
     config = {

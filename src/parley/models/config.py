@@ -246,8 +246,9 @@ def check_numbers(params: dict[str, Any], where: str) -> None:
 
 
 def request_params_of(config: dict[str, Any], client_keys: frozenset[str] = CLIENT_KEYS) -> dict[str, Any]:
-    """The request parameters a config sets: every key that is not one of ``client_keys``."""
-    return {key: value for key, value in config.items() if key not in client_keys}
+    """The request parameters a config sets: every key that is not one of ``client_keys`` (a key set to
+    ``None`` is not set: ``"max_tokens": None`` leaves the bound to the model, or to a budget)."""
+    return {key: value for key, value in config.items() if key not in client_keys and value is not None}
 
 
 class ConfigListClient:
