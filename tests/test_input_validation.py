@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from parley import ConversableAgent, ScriptedModel, register_function, tool_call
+from parley import ConversableAgent, FunctionModel, ScriptedModel, register_function, tool_call
 from parley.messages import MESSAGE_KEYS, to_logged, to_message
 from parley.tools import Tool
 
@@ -272,3 +272,31 @@ def test_the_model_is_told_about_extra_arguments_and_the_tool_is_not_run():
     )
     assert calls == []
     assert model.requests[1].messages[-1]["content"].startswith("Error: invalid arguments for lookup_order")
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "f()",
+        ["f"],
+        [{"id": "x", "type": "function", "function": "f"}],
+        [{"id": "x", "function": {"name": 7}}],
+    ],
+)
+def test_a_model_reply_with_malformed_tool_calls_is_a_model_error_naming_them(calls: Any):
+    from parley.models import ModelResponse
+    from parley.models.base import ModelError
+
+    assistant = ConversableAgent(
+        "assistant",
+        llm_config=FunctionModel(
+            lambda request: ModelResponse({"role": "assistant", "content": None, "tool_calls": calls})
+        ),
+        human_input_mode="NEVER",
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    with pytest.raises(ModelError, match="replied with tool calls that are not a list of") as caught:
+        user.initiate_chat(assistant, "go", max_turns=1, silent=True)
+
+    assert [m["content"] for m in caught.value.chat_result.chat_history] == ["go"]

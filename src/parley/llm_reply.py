@@ -10,7 +10,7 @@ from parley.engine import current_chat
 from parley.events import ModelRequested, ModelResponded
 from parley.journal import usage_data
 from parley.messages import Message, MessageSequence, Reply, View, flatten_for_model
-from parley.models.base import ModelClient, ModelResponse
+from parley.models.base import ModelClient, ModelError, ModelResponse
 from parley.models.streaming import token_sink
 from parley.models.usage import UsageSummary
 from parley.termination import StopReason
@@ -160,8 +160,18 @@ class ModelReplyMixin:
     def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
         self._record_usage(response)
         message = response.message
-        if message.get("tool_calls"):
-            return Reply(content=message.get("content"), role="assistant", tool_calls=message["tool_calls"])
+        calls = message.get("tool_calls")
+        if calls:
+            for call in calls if type(calls) is list else (calls,):
+                function = call.get("function") if type(call) is dict else None
+                if type(function) is not dict or type(function.get("name")) is not str:
+                    model = response.model or model_name(self.client)
+                    raise ModelError(
+                        f"{self._name}'s model ({model}) replied with tool calls that are not a list of "
+                        "{'id': ..., 'type': 'function', 'function': {'name': <str>, 'arguments': <JSON "
+                        f"text>}}: {calls!r:.120}"
+                    )
+            return Reply(content=message.get("content"), role="assistant", tool_calls=calls)
         return message.get("content") or ""
 
 
