@@ -651,3 +651,13 @@ def test_the_swarm_managers_group_chat_is_a_default_group_chat_of_the_members():
     expected = GroupChat([a, b, user], messages=list(groupchat.messages), max_round=7)
     assert vars(groupchat) == vars(expected)
     assert groupchat.allowed_speaker_transitions_dict[a] is not groupchat.allowed_speaker_transitions_dict[b]
+
+
+def test_a_handoff_to_an_agent_built_again_under_the_same_name_says_so():
+    old_billing = SwarmAgent("billing", llm_config=ScriptedModel([]))
+    billing = SwarmAgent("billing", llm_config=ScriptedModel([]))
+    triage = SwarmAgent("triage", llm_config=ScriptedModel([tool_call("transfer_to_billing")]))
+    triage.register_hand_off(ON_CONDITION(old_billing, "Billing questions."))
+
+    with pytest.raises(ValueError, match="not this chat's 'billing' but another object of the same name"):
+        initiate_swarm_chat(triage, "refund?", [triage, billing], silent=True)

@@ -225,6 +225,11 @@ class HandoffRule:
                     if option in AfterWorkOption.__members__ and agent is None
                     else ""
                 )
+                if agent is not None:  # the same name, another object: agents built again, handoffs not
+                    raise ValueError(
+                        f"handoff to an agent named {name!r} that is not this chat's {name!r} but another "
+                        "object of the same name: register the handoff with the agent the chat runs"
+                    )
                 raise ValueError(
                     f"handoff to {name!r}, which is not an agent of this chat ({', '.join(self.by_name)})"
                     + hint
