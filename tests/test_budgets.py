@@ -11,6 +11,8 @@ from parley import (
     ON_CONDITION,
     ConversableAgent,
     FunctionModel,
+    GroupChat,
+    GroupChatManager,
     ModelRequest,
     ScriptedModel,
     StopKind,
@@ -364,3 +366,35 @@ def test_a_nested_chat_answers_to_its_chats_budgets_not_to_its_other_conditions(
     result = boss.initiate_chat(lead, "write the report", max_turns=1, stop_when=stop_when, silent=True)
 
     assert result.chat_history[-1]["content"] == "draft 3, not DONE yet", "the nested chat ran its 3 turns"
+
+
+@pytest.mark.parametrize("budget", [700, 1_500, 3_000])
+def test_speaker_selection_retries_keep_within_a_token_budget(budget: int):
+    """A retry sends the selector its answer and a template the log has not: the budget counts them."""
+
+    def byte_model(answer: str) -> FunctionModel:
+        def reply(request: ModelRequest) -> ModelResponse:
+            prompt = sum(len((message.get("content") or "").encode()) for message in request.messages)
+            completion = min(len(answer), request.params.get("max_tokens", len(answer)))
+            return ModelResponse({"role": "assistant", "content": answer}, Usage(prompt, completion))
+
+        return FunctionModel(reply)
+
+    alice, bob = (
+        ConversableAgent(name, llm_config=byte_model("ok"), human_input_mode="NEVER")
+        for name in ("alice", "bob")
+    )
+    groupchat = GroupChat(
+        [alice, bob],
+        messages=[],
+        max_round=6,
+        speaker_selection_method="auto",
+        max_retries_for_selecting_speaker=4,
+    )
+    manager = GroupChatManager(groupchat, llm_config=byte_model("Hmm, hard to say. " + "thinking " * 40))
+
+    result = alice.initiate_chat(manager, "go", stop_when=MaxTokens(budget), silent=True)
+
+    spent = result.cost["usage_including_cached_inference"]
+    assert sum(usage["total_tokens"] for name, usage in spent.items() if name != "total_cost") <= budget
+    assert result.stop_reason.kind is StopKind.CONDITION

@@ -478,8 +478,10 @@ class AutoSelection:
         for attempt in range(1, attempts + 1):
             params: dict[str, Any] = {}
             if chat.budgets is not None:
+                # a retry's request has messages the log has not: its bound is measured afresh
+                caller = manager.name if attempt == 1 else f"{manager.name} (selection retry {attempt})"
                 allowed = chat.budgets.before_model_call(
-                    manager.name, client, request, NO_TOOLS, chat.state.messages
+                    caller, client, request, NO_TOOLS, chat.state.messages
                 )
                 if isinstance(allowed, StopReason):
                     return allowed
