@@ -52,7 +52,7 @@ def test_a_stuck_tool_is_answered_as_timed_out_and_the_chat_goes_on():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
 def test_time_limits_hold_in_a_process_forked_after_a_timed_tool_ran():
-    """A forked child has no watchdog thread even if its parent had one: its timed calls start another."""
+    """A forked child starts with no timed call under way, whatever its parent was doing."""
 
     def quick() -> str:
         return "quick"
@@ -123,6 +123,32 @@ def test_time_limits_hold_when_something_else_replaced_the_alarm_handler():
         )
         previous = signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, previous)
+
+
+def test_an_interval_timer_of_the_applications_own_is_left_running():
+    import signal
+
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+
+    def slow() -> str:
+        time.sleep(2)
+        return "done"
+
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        assistant, user = pair([tool_call("slow"), "ok"])
+        register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=0.2)
+        result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        time.sleep(left + 0.1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    assert tool_message(result) == "Error: slow timed out: it did not finish within its time limit of 0.2 s"
+    assert 0 < left < 0.9, "the application's timer kept counting down"
+    assert fired == [signal.SIGALRM], "and it fired, to the application's handler"
 
 
 def test_the_agent_wide_time_limit_applies_to_tools_without_their_own():

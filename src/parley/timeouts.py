@@ -4,17 +4,18 @@
 - Synchronous functions in an asynchronous chat run in a worker thread; when the limit passes the chat
   goes on and the thread is abandoned: Python cannot stop a thread, so the function runs on until it
   returns, and its result is dropped.
-- Synchronous functions in a synchronous chat on the main thread are interrupted: a watchdog thread sends
-  the main thread ``SIGALRM`` once the limit has passed (it looks every 20 ms), which also interrupts
-  ``time.sleep`` and blocking socket calls. The interruption is a ``BaseException``, which a function's
-  ``except Exception`` lets through; one that catches it anyway and returns late times out all the same.
-  parley's handler passes other ``SIGALRM``\\ s to the handler that was there before, and takes its place
-  again before a timed call if something replaced it. Off the main thread they run in a worker thread
-  that is abandoned as above.
+- Synchronous functions in a synchronous chat on the main thread are interrupted: the process's
+  real-time interval timer (``setitimer``) sends the main thread ``SIGALRM`` at the deadline, which also
+  interrupts ``time.sleep`` and blocking socket calls. The interruption is a ``BaseException``, which a
+  function's ``except Exception`` lets through; one that catches it anyway and returns late times out
+  all the same. parley's handler passes other ``SIGALRM``\\ s to the handler that was there before, and
+  takes its place again before a timed call if something replaced it. While an interval timer of
+  someone else's runs, and off the main thread, they run in a worker thread that is abandoned as above.
 """
 
 from __future__ import annotations
 
+import _signal as _signal_module
 import contextvars
 import os
 import signal
@@ -39,13 +40,11 @@ class _Interrupted(BaseException):
 NO_LIMIT = float("inf")
 """A tool's ``timeout`` that exempts it from its agent's ``tool_timeout`` (handoff tools have it)."""
 
-WATCHDOG_INTERVAL_S = 0.02
-
 
 def call_with_timeout(function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
     """``function(**arguments)``, or :class:`ToolTimeout` after ``seconds``."""
-    if threading.get_ident() == _watchdog.main_ident or _watchdog.ready():
-        return _watchdog.run(function, arguments, seconds)
+    if threading.get_ident() == _timer.main_ident or _timer.ready():
+        return _timer.run(function, arguments, seconds)
     return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
 
 
@@ -66,84 +65,86 @@ async def a_call_with_timeout(
         raise ToolTimeout(_message(seconds)) from None
 
 
-class _Watchdog:
-    """Interrupts the main thread's timed call once its limit has passed."""
+class _MainThreadTimer:
+    """Interrupts the main thread's timed call once its limit has passed, with the process's real-time
+    interval timer (``setitimer``): the kernel sends ``SIGALRM`` at the deadline, and nothing polls in
+    between (a thread waking to look would make the main thread hand over the interpreter lock each
+    time, which costs more than the tools it watches)."""
 
     def __init__(self) -> None:
         self.deadline = 0.0
         self.seconds = 0.0
         self.expired = False
         self.main_ident: int | None = None
-        """The main thread's id once the watchdog watches it."""
+        """The main thread's id once the handler is installed."""
         self._previous: Any = None
         self._installed = False
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._handler = self._on_alarm
+        """The handler installed, one object: what the signal module gives back is compared to it."""
 
     def ready(self) -> bool:
-        """Start the watchdog and install the handler, once; ``False`` off the main thread and where
-        signals cannot be used."""
+        """Install the handler, once; ``False`` off the main thread and where signals cannot be used."""
         if threading.current_thread() is not threading.main_thread():
             return False
-        if not hasattr(signal, "pthread_kill") or self.deadline:
+        if not hasattr(signal, "setitimer") or self.deadline:
             return False
-        with self._lock:
-            if not self._installed:
-                self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
-                self._installed = True
-            if self._thread is None:
-                thread = threading.Thread(target=self._watch, name="parley-tool-watchdog", daemon=True)
-                thread.start()
-                self._thread = thread
-            self.main_ident = threading.get_ident()
+        if not self._installed:
+            self._previous = signal.signal(signal.SIGALRM, self._handler)
+            self._installed = True
+        self.main_ident = threading.get_ident()
         return True
 
-    def forget_thread(self) -> None:
-        """In a child process after ``fork``: the watchdog thread did not come along; the next timed call
-        starts another (the handler, which did, stays)."""
-        self._thread = None
+    def forget_state(self) -> None:
+        """In a child process after ``fork``: no timed call is under way there."""
         self.main_ident = None
         self.deadline = 0.0
         self.expired = False
-        self._lock = threading.Lock()
 
     def run(self, function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
         if self.deadline:  # a timed call inside a timed call: the inner one runs in a thread
             return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
-        if signal.getsignal(signal.SIGALRM) != self._on_alarm:  # replaced since: parley's goes first again
-            self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        if _handler_of(_SIGALRM) is not self._handler:  # replaced since: parley's goes first again
+            self._previous = signal.signal(signal.SIGALRM, self._handler)
         self.seconds, self.expired = seconds, False
         self.deadline = time.monotonic() + seconds
-        try:
-            result = function(**arguments)
+        try:  # the alarm can come at any point from setitimer on, the cleanup included
+            others = _setitimer(_REAL_TIME, max(seconds, _SHORTEST_TIMER_S))
+            if others[0]:  # an interval timer of someone else's was running: theirs, and a thread for this
+                _setitimer(_REAL_TIME, *others)
+                self.deadline = 0.0
+                return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
+            try:
+                result = function(**arguments)
+            finally:
+                self.deadline = 0.0  # first: an alarm from here on is not this call's
+                _setitimer(_REAL_TIME, 0)
         except _Interrupted:
-            raise ToolTimeout(_message(seconds)) from None
-        finally:
             self.deadline = 0.0
+            _setitimer(_REAL_TIME, 0)
+            raise ToolTimeout(_message(seconds)) from None
         if self.expired:  # it caught the interruption and returned late: as in async chats, too late
             raise ToolTimeout(_message(seconds))
         return result
 
-    def _watch(self) -> None:
-        main = threading.main_thread().ident
-        while True:
-            time.sleep(WATCHDOG_INTERVAL_S)
-            deadline = self.deadline
-            if deadline and not self.expired and time.monotonic() > deadline and main is not None:
-                self.expired = True
-                signal.pthread_kill(main, signal.SIGALRM)
-
     def _on_alarm(self, signum: int, frame: Any) -> None:
-        if self.deadline and self.expired:
+        if self.deadline and not self.expired:
+            self.expired = True
             raise _Interrupted
         previous = self._previous
         if callable(previous):
             previous(signum, frame)
 
 
-_watchdog = _Watchdog()
+_SIGALRM = int(signal.SIGALRM) if hasattr(signal, "SIGALRM") else 14
+_REAL_TIME = int(getattr(signal, "ITIMER_REAL", 0))
+_setitimer: Callable[..., tuple[float, float]] = getattr(signal, "setitimer", None)  # type: ignore[assignment]
+# the C function: ``signal.getsignal`` wraps it to turn numbers into enum members, at 30 times the cost
+_handler_of: Callable[[int], Any] = getattr(_signal_module, "getsignal", signal.getsignal)
+_SHORTEST_TIMER_S = 1e-6
+"""``setitimer`` counts in microseconds: a shorter time would switch the timer off."""
+_timer = _MainThreadTimer()
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_watchdog.forget_thread)
+    os.register_at_fork(after_in_child=_timer.forget_state)
 
 
 def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> concurrent.futures.Future[Any]:
