@@ -83,6 +83,11 @@ def method(repeats: str) -> str:
         the same interpreter and environment. Both frameworks import from compiled bytecode, as installed
         packages do (`./scripts/bench` compiles parley's editable sources first). The goals apply to the
         raw figures.""",
+        """**budgets and a time limit**: a two-agent chat of 1000 turns, each a model call that calls a
+        tool and the tool's result, plain and with `MaxTokens | MaxCost | MaxTime` and a 5 s time limit
+        on the tool: CPU per turn. The two chats run alternately in one process, three times each, and
+        each figure is the median of its three, so that both are measured at the same speed of the
+        machine.""",
         f"""**1000 concurrent chats**: `asyncio.gather` of 1000 `a_initiate_chat(...,
         max_turns={STEPS_PER_CHAT})`, each between an agent without a model (it answers with its
         auto-reply) and one whose model waits {MODEL_DELAY_S * 1e3:.0f} ms per call: exactly

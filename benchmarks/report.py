@@ -497,9 +497,12 @@ def shared_agents_rows(figures: Figures, chats: int) -> list[Row]:
 
 
 def limits_rows(figures: Figures) -> list[Row]:
-    """A step with a budget and a tool time limit, against the same step without."""
-    plain = _per_step_us(figures, "parley", "tool_chat", 1000)
-    limited = _per_step_us(figures, "parley", "tool_chat_limits", 1000)
+    """A step with a budget and a tool time limit, against the same step without (the two chats run
+    alternately in one process: see ``tool_chat_paired``)."""
+    limited = _per_step_us(figures, "parley", "tool_chat_paired", 1000)
+    plain_cpu = _get(figures, "parley", "tool_chat_paired", 1000, "plain_cpu_s")
+    steps = _get(figures, "parley", "tool_chat_paired", 1000, "steps")
+    plain = None if plain_cpu is None or not steps else plain_cpu / steps * 1e6
     return [
         Row("two-agent chat with a tool, 1000 turns: CPU per turn", "us", plain, None),
         Row(

@@ -96,8 +96,7 @@ def durable_cases() -> list[Case]:
         Case("chat_sqlite", 5000, {"parley": 3}),
         Case("resume", 10_000, parley),
         Case("shared_swarms", 1000, parley),
-        Case("tool_chat", 1000, parley),
-        Case("tool_chat_limits", 1000, parley),
+        Case("tool_chat_paired", 1000, parley),
     ]
     if os.environ.get("PARLEY_BENCH_POSTGRES_URL"):
         cases.append(Case("chat_postgres", 1000, parley))

@@ -44,6 +44,7 @@ WARMUP_SIZE = {
     "shared_swarms": 2,
     "tool_chat": 2,
     "tool_chat_limits": 2,
+    "tool_chat_paired": 2,
 }
 
 

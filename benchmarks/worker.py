@@ -35,6 +35,7 @@ REPEATED = frozenset(
         "chat_postgres",
         "tool_chat",
         "tool_chat_limits",
+        "tool_chat_paired",
     }
 )
 REPEAT_CPU_S = 0.1

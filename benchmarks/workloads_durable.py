@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import statistics
 import tempfile
 import uuid
 from typing import Any
@@ -229,6 +230,24 @@ def tool_chat_limits(turns: int) -> dict[str, Any]:
     return _tool_chat(turns, limits=True)
 
 
+PAIRS = 3
+"""How many times :func:`tool_chat_paired` runs the plain and the limited chat, one after the other."""
+
+
+def tool_chat_paired(turns: int) -> dict[str, Any]:
+    """The tool chat plain and with budgets and a time limit, alternately in one process, ``PAIRS``
+    times: their CPU is compared under the same conditions (the machine's speed moves between
+    processes). ``cpu_s`` is the limited chat's, ``plain_cpu_s`` the plain one's, each the median."""
+    plain: list[float] = []
+    limited: list[float] = []
+    for _ in range(PAIRS):
+        plain.append(_tool_chat(turns, limits=False)["cpu_s"])
+        limited.append(_tool_chat(turns, limits=True)["cpu_s"])
+    return outcome(
+        statistics.median(limited), 0.0, turns, messages=2 * turns, plain_cpu_s=statistics.median(plain)
+    )
+
+
 def tool_chat_budgets(turns: int) -> dict[str, Any]:
     return _tool_chat(turns, limits=False, budgets=True)
 
@@ -246,4 +265,5 @@ WORKLOADS = {
     "shared_swarms": shared_swarms,
     "tool_chat": tool_chat,
     "tool_chat_limits": tool_chat_limits,
+    "tool_chat_paired": tool_chat_paired,
 }

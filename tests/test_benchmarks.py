@@ -35,6 +35,7 @@ from benchmarks.spec import SHARED_SWARM_STEPS, STEPS_PER_CHAT, WorkloadMismatch
         ("shared_swarms", 3, 3 * SHARED_SWARM_STEPS),
         ("tool_chat", 3, 3),
         ("tool_chat_limits", 3, 3),
+        ("tool_chat_paired", 3, 3),
     ],
 )
 def test_each_parley_workload_runs_and_does_the_prescribed_work(workload: str, size: int, steps: int):
