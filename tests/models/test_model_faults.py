@@ -416,3 +416,29 @@ def test_usage_a_server_does_not_report_counts_as_the_most_the_call_can_have_use
         if model != "total_cost"
     )
     assert sent <= counted <= 2_000
+
+
+@pytest.mark.parametrize(
+    "usage", [None, {"input_tokens": -5, "output_tokens": 3}], ids=["missing", "negative"]
+)
+def test_anthropic_usage_not_reported_counts_as_the_most_the_call_can_have_used(server, usage):
+    body = anthropic_message("Order 7 left the warehouse.")
+    body["usage"] = usage
+    server.script(body)
+
+    with pytest.warns(UserWarning, match="reported no usable token usage"):
+        response = anthropic_client(server).create(HELLO)
+
+    assert response.usage.prompt_tokens >= len(HELLO[0]["content"])
+    assert response.usage.completion_tokens >= len("Order 7 left the warehouse.")
+
+
+def test_anthropic_cache_tokens_count_in_the_prompt_and_the_price(server):
+    body = anthropic_message("It shipped.", input_tokens=10, output_tokens=4)
+    body["usage"].update(cache_creation_input_tokens=100, cache_read_input_tokens=1000)
+    server.script(body)
+
+    response = anthropic_client(server, price=[0.001, 0.002]).create(HELLO)
+
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (1110, 4)
+    assert response.cost == pytest.approx(((10 + 125 + 100) * 0.001 + 4 * 0.002) / 1000)

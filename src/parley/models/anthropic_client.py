@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from parley.messages import Message, content_str
-from parley.models.base import ModelError, ModelResponse, Usage
+from parley.models.base import ModelError, ModelResponse, Usage, reported_usage, usage_bound
 from parley.models.config import request_params_of
 from parley.models.faults import ModelResponseError
 from parley.models.pricing import Price, cost_of, parse_price, price_in_advance
@@ -158,7 +158,7 @@ class AnthropicClient:
         http = raw.http_response
         if not (request.get("stream") and is_event_stream(http)):
             http.read()
-            return self._answer(self._decode(http), streamed=bool(request.get("stream")))
+            return self._answer(self._decode(http), request, streamed=bool(request.get("stream")))
         assembler = AnthropicMessageAssembler(token_sink.get())
         try:
             for event in raw.parse():
@@ -169,7 +169,7 @@ class AnthropicClient:
             ) from None
         finally:
             http.close()
-        return self._response(assembler.message())
+        return self._response(assembler.message(), request)
 
     async def _a_create_once(self, request: dict[str, Any]) -> ModelResponse:
         api = self._async.get().messages
@@ -177,7 +177,7 @@ class AnthropicClient:
         http = raw.http_response
         if not (request.get("stream") and is_event_stream(http)):
             await http.aread()
-            return self._answer(self._decode(http), streamed=bool(request.get("stream")))
+            return self._answer(self._decode(http), request, streamed=bool(request.get("stream")))
         assembler = AnthropicMessageAssembler(token_sink.get())
         try:
             async for event in await awaited(raw.parse()):
@@ -188,12 +188,12 @@ class AnthropicClient:
             ) from None
         finally:
             await http.aclose()
-        return self._response(assembler.message())
+        return self._response(assembler.message(), request)
 
-    def _answer(self, data: dict[str, Any], *, streamed: bool) -> ModelResponse:
+    def _answer(self, data: dict[str, Any], request: dict[str, Any], *, streamed: bool) -> ModelResponse:
         """The response to a body that came in one piece; if a stream was asked for (and the server did
         not stream), the sink gets the reply in one piece."""
-        response = self._response(data)
+        response = self._response(data, request)
         if streamed:
             emit_whole(response.message, token_sink.get())
         return response
@@ -268,7 +268,7 @@ class AnthropicClient:
         request.update(merged)
         return request
 
-    def _response(self, message: Any) -> ModelResponse:
+    def _response(self, message: Any, request: dict[str, Any] | None = None) -> ModelResponse:
         data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
         blocks = data.get("content")
         if not isinstance(blocks, list) or not all(isinstance(block, dict) for block in blocks):
@@ -286,14 +286,18 @@ class AnthropicClient:
         reply: Message = {"role": "assistant", "content": text or None}
         if calls:
             reply["tool_calls"] = calls
-        raw = data.get("usage") or {}
-        written = raw.get("cache_creation_input_tokens") or 0
-        read = raw.get("cache_read_input_tokens") or 0
-        usage = Usage((raw.get("input_tokens") or 0) + written + read, raw.get("output_tokens") or 0)
-        billed = Usage(
-            usage.prompt_tokens - written - read + round(1.25 * written + 0.1 * read), usage.completion_tokens
-        )
         model = data.get("model") or self.model
+        raw = data.get("usage")
+        reported = reported_usage(raw, ("input_tokens", "output_tokens"))
+        if reported is None:
+            usage = billed = usage_bound(request, reply, f"{self.endpoint} ({model})")
+        else:
+            cached = reported_usage(raw, ("cache_creation_input_tokens", "cache_read_input_tokens"))
+            written, read = (cached.prompt_tokens, cached.completion_tokens) if cached else (0, 0)
+            usage = Usage(reported.prompt_tokens + written + read, reported.completion_tokens)
+            billed = Usage(
+                reported.prompt_tokens + round(1.25 * written + 0.1 * read), usage.completion_tokens
+            )
         cost = cost_of(billed, model, self.model, price=self.price, warn=self.endpoint == ANTHROPIC_URL)
         return ModelResponse(reply, usage, cost=cost, model=model)
 

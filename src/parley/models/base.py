@@ -55,7 +55,7 @@ def usage_bound(request: dict[str, Any] | None, reply: Message, source: str) -> 
             "bytes sent and received) for its budgets and cost",
             stacklevel=2,
         )
-    sent = {key: (request or {}).get(key) for key in ("messages", "tools")}
+    sent = {key: (request or {}).get(key) for key in ("system", "messages", "tools")}
     as_bytes = functools.partial(json.dumps, ensure_ascii=False, default=str)
     return Usage(len(as_bytes(sent).encode()), len(as_bytes(reply).encode()))
 
