@@ -73,24 +73,20 @@ class _MainThreadTimer:
 
     def __init__(self) -> None:
         self.deadline = 0.0
-        self.seconds = 0.0
         self.expired = False
         self.main_ident: int | None = None
-        """The main thread's id once the handler is installed."""
+        """The main thread's id, once a timed call ran there."""
         self._previous: Any = None
-        self._installed = False
         self._handler = self._on_alarm
         """The handler installed, one object: what the signal module gives back is compared to it."""
 
     def ready(self) -> bool:
-        """Install the handler, once; ``False`` off the main thread and where signals cannot be used."""
+        """Whether timed calls can use the timer here: ``False`` off the main thread and where signals
+        cannot be used (:meth:`run` installs the handler)."""
         if threading.current_thread() is not threading.main_thread():
             return False
         if not hasattr(signal, "setitimer") or self.deadline:
             return False
-        if not self._installed:
-            self._previous = signal.signal(signal.SIGALRM, self._handler)
-            self._installed = True
         self.main_ident = threading.get_ident()
         return True
 
@@ -103,9 +99,9 @@ class _MainThreadTimer:
     def run(self, function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
         if self.deadline:  # a timed call inside a timed call: the inner one runs in a thread
             return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
-        if _handler_of(_SIGALRM) is not self._handler:  # replaced since: parley's goes first again
+        if _handler_of(_SIGALRM) is not self._handler:  # not installed yet, or replaced since
             self._previous = signal.signal(signal.SIGALRM, self._handler)
-        self.seconds, self.expired = seconds, False
+        self.expired = False
         self.deadline = time.monotonic() + seconds
         try:  # the alarm can come at any point from setitimer on, the cleanup included
             others = _setitimer(_REAL_TIME, max(seconds, _SHORTEST_TIMER_S))
