@@ -284,10 +284,9 @@ class Budgets:
             guard.tokens is not None or guard.others or (guard.cost is not None and info.price is not None)
             for guard in self._guards
         )
-        if len(self._guards) == 1:
-            guard = self._guards[0]
-            if not guard.others and (guard.cost is None or info.price is None):
-                info.take_fast_path(guard)
+        only = self._only
+        if only is not None and not only.others and (only.cost is None or info.price is None):
+            info.take_fast_path(only)
         return info
 
     @staticmethod

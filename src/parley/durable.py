@@ -111,7 +111,7 @@ class Durability:
             ValueError: the records are of another kind of chat, or started with another opening, or name
                 agents this run does not have.
         """
-        opened = None if opening is None else json.dumps(opening, sort_keys=True, default=repr)
+        opened = None if opening is None else _as_text(opening)
         chat.store = self.store
         if self.replayed is None:
             chat.state.chat_id = self.chat_id
@@ -211,6 +211,10 @@ def chat_id_of(durable: Durability | None, chat_id: str | None) -> str | None:
     return durable.chat_id if durable is not None else chat_id
 
 
+_as_text = functools.partial(json.dumps, sort_keys=True, default=repr)
+"""What a call started a chat with, as text to compare (an opening, a starting context)."""
+
+
 def _check_context(durable: Durability, replayed: Replayed, given: Any) -> None:
     """A swarm is the same call only with the same starting context (or, for a context object the run
     before changed in place, the one it was left with).
@@ -221,13 +225,12 @@ def _check_context(durable: Durability, replayed: Replayed, given: Any) -> None:
     recorded = replayed.started.get("context")
     if recorded is None:
         return
-    as_text = functools.partial(json.dumps, sort_keys=True, default=repr)
-    text = as_text(dict(given))
-    if text in (as_text(recorded), as_text(dict(replayed.state.context_variables))):
+    text = _as_text(dict(given))
+    if text in (_as_text(recorded), _as_text(dict(replayed.state.context_variables))):
         return
     raise ValueError(
         f"chat {durable.chat_id!r} in {durable.store.url} was started with the context variables "
-        f"{_shown(as_text(recorded))}; this call starts it with {_shown(text)}. The same call continues the "
+        f"{_shown(_as_text(recorded))}; this call starts it with {_shown(text)}. The same call continues the "
         "chat (or returns its result, once finished): give a new chat_id for a new chat"
     )
 
