@@ -42,6 +42,11 @@ class ChatScope:
         self.chat_ids: list[str] = []
         self.chats: list[Chat] = [] if chats is None else chats
 
+    def within(self, prefix: str) -> ChatScope:
+        """A scope in the same store, listing its chats with this one's, whose chats get ids from
+        ``prefix``."""
+        return ChatScope(self.store, prefix, self.chats)
+
     def next_id(self) -> str:
         """The id of the next chat started in this scope."""
         self.started += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from parley.coroutines import run_sync
@@ -136,12 +136,12 @@ def _entry_scopes(entries: int) -> list[ChatScope | None]:
     """Where each entry's chat is kept, when chats are durable here: ids given out in queue order, as
     :func:`initiate_chats` gives them, not in the order the chats happen to start (which a re-run, its
     finished chats returning at once, does not repeat)."""
-    from parley.durable import ChatScope, chat_scope
+    from parley.durable import chat_scope
 
     scope = chat_scope.get()
     if scope is None or scope.store is None:
         return [None] * entries
-    return [ChatScope(scope.store, scope.next_id(), scope.chats) for _ in range(entries)]
+    return [scope.within(scope.next_id()) for _ in range(entries)]
 
 
 async def _after(
@@ -153,11 +153,9 @@ async def _after(
     """Run ``entry``'s chat once the chats it waits on have finished, with their summaries as carryover."""
     excluded = set(entry.get("finished_chat_indexes_to_exclude_from_carryover", ()))
     carried = [(await task).summary for queue_id, task in waits_on.items() if queue_id not in excluded]
-    if scope is None:
-        return await _run_chat(entry, index, carried, sync=False)
     from parley.durable import scoped
 
-    with scoped(scope):
+    with nullcontext() if scope is None else scoped(scope):
         return await _run_chat(entry, index, carried, sync=False)
 
 

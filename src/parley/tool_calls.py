@@ -290,7 +290,7 @@ def _plan_all(
         limit = timeout if tool.timeout is None else tool.timeout
         # the chats each call starts are told apart by the call, not by the order they start in (a re-run
         # runs only the calls whose outcomes were not recorded)
-        scope = None if step is None else ChatScope(step.store, f"{step.prefix}:{index + 1}", step.chats)
+        scope = None if step is None else step.within(f"{step.prefix}:{index + 1}")
         planned.append((index, tool, call_id, arguments, None if limit == NO_LIMIT else limit, scope))
     return outcomes, planned
 
