@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from parley.engine import current_chat
 from parley.events import ModelRequested, ModelResponded
 from parley.journal import usage_data
-from parley.messages import Message, MessageSequence, Reply, View, flatten_for_model
+from parley.messages import Message, MessageSequence, Reply, View, check_tool_keys, flatten_for_model
 from parley.models.base import ModelClient, ModelError, ModelResponse
 from parley.models.streaming import token_sink
 from parley.models.usage import UsageSummary
@@ -162,15 +162,14 @@ class ModelReplyMixin:
         message = response.message
         calls = message.get("tool_calls")
         if calls:
-            for call in calls if type(calls) is list else (calls,):
-                function = call.get("function") if type(call) is dict else None
-                if type(function) is not dict or type(function.get("name")) is not str:
-                    model = response.model or model_name(self.client)
-                    raise ModelError(
-                        f"{self._name}'s model ({model}) replied with tool calls that are not a list of "
-                        "{'id': ..., 'type': 'function', 'function': {'name': <str>, 'arguments': <JSON "
-                        f"text>}}: {calls!r:.120}"
-                    )
+            try:  # as the door checks a message given to a chat
+                check_tool_keys(message, "reply")
+            except (TypeError, ValueError) as error:
+                model = response.model or model_name(self.client)
+                raise ModelError(
+                    f"{self._name}'s model ({model}) replied with tool calls that are not a list of "
+                    f"well-formed calls: {error}"
+                ) from None
             return Reply(content=message.get("content"), role="assistant", tool_calls=calls)
         return message.get("content") or ""
 

@@ -76,7 +76,7 @@ def to_message(message: Any, *, parameter: str = "message") -> Message:
     if name is not None and type(name) is not str:
         raise TypeError(f"{parameter}['name'] must be a string, not {type(name).__name__}: {name!r:.80}")
     if "tool_calls" in kept or "tool_responses" in kept:
-        _check_tool_keys(kept, parameter)
+        check_tool_keys(kept, parameter)
     role = message.get("role")
     if role in ("tool", "function"):
         kept["role"] = role
@@ -119,8 +119,12 @@ def checked_content_parts(parts: list[Any], parameter: str = "content") -> list[
     return parts
 
 
-def _check_tool_keys(kept: Message, parameter: str) -> None:
-    """A message's ``tool_calls`` is a list of well-formed calls, its ``tool_responses`` a list of dicts."""
+def check_tool_keys(kept: Message, parameter: str) -> None:
+    """A message's ``tool_calls`` is a list of well-formed calls, its ``tool_responses`` a list of dicts.
+
+    Raises:
+        TypeError, ValueError: naming ``parameter`` and what is wrong.
+    """
     calls = kept.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
