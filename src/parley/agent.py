@@ -565,15 +565,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         )
 
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:
-        hook_lists = self._hooks
-        if hook_lists is None:
+        if self._hooks is None:
             return messages
-        for hook in hook_lists["update_agent_state"]:
-            hook(self, messages)
-        messages = _last_processed(messages, hook_lists["process_last_received_message"])
-        for hook in hook_lists["process_all_messages_before_reply"]:
-            messages = hook(messages)
-        return messages
+        self.update_agent_state_before_reply(messages)
+        return self.process_all_messages_before_reply(self.process_last_received_message(messages))
 
     def update_agent_state_before_reply(self, messages: list[Message]) -> None:
         """Call the ``update_agent_state`` hooks, in order, as the agent does before each reply."""
