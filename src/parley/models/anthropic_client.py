@@ -268,7 +268,7 @@ class AnthropicClient:
         request.update(merged)
         return request
 
-    def _response(self, message: Any, request: dict[str, Any] | None = None) -> ModelResponse:
+    def _response(self, message: Any, request: dict[str, Any]) -> ModelResponse:
         data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
         blocks = data.get("content")
         if not isinstance(blocks, list) or not all(isinstance(block, dict) for block in blocks):

@@ -44,7 +44,7 @@ def reported_usage(raw: Any, keys: tuple[str, str]) -> Usage | None:
     return Usage(counts[0], counts[1])
 
 
-def usage_bound(request: dict[str, Any] | None, reply: Message, source: str) -> Usage:
+def usage_bound(request: dict[str, Any], reply: Message, source: str) -> Usage:
     """For a server that reports no usage: the most tokens the call can have used, the bytes of what was
     sent and of the reply (no tokenizer makes more tokens than bytes), so that budgets stay safe. Warns
     once per ``source``."""
@@ -55,7 +55,7 @@ def usage_bound(request: dict[str, Any] | None, reply: Message, source: str) -> 
             "bytes sent and received) for its budgets and cost",
             stacklevel=2,
         )
-    sent = {key: (request or {}).get(key) for key in ("system", "messages", "tools")}
+    sent = {key: request.get(key) for key in ("system", "messages", "tools")}
     as_bytes = functools.partial(json.dumps, ensure_ascii=False, default=str)
     return Usage(len(as_bytes(sent).encode()), len(as_bytes(reply).encode()))
 

@@ -382,7 +382,7 @@ class OpenAIClient:
         self,
         completion: Any,
         json_tools_offered: Sequence[dict[str, Any]] | None,
-        request: dict[str, Any] | None = None,
+        request: dict[str, Any],
         status: int | None = 200,
     ) -> ModelResponse:
         data = completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
