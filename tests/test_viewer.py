@@ -467,3 +467,40 @@ def test_parley_view_names_an_unknown_stored_chat(tmp_path, capsys):
     open_store(store)
     assert main(["view", store, "nobody"]) == 1
     assert "has no chat 'nobody'" in capsys.readouterr().err
+
+
+def test_parley_view_stops_on_ctrl_c_while_requests_keep_coming(tmp_path):
+    """Ctrl-C in the middle of serving (a browser polling the growing trace) stops the server."""
+    import threading
+    import time
+
+    trace = write_trace(tmp_path / "t.jsonl", two_agent_chat())
+    for _ in range(3):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "parley", "view", str(trace)],
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        stop = threading.Event()
+        try:
+            url = (process.stdout.readline() if process.stdout else "").split(" at ", 1)[1].split()[0]
+
+            def poll(url: str = url, stop: threading.Event = stop) -> None:
+                while not stop.is_set():
+                    try:
+                        get(url, "/trace.jsonl")
+                    except OSError:
+                        return
+
+            pollers = [threading.Thread(target=poll) for _ in range(3)]
+            for poller in pollers:
+                poller.start()
+            time.sleep(0.3)
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=10) == 0
+        finally:
+            stop.set()
+            if process.poll() is None:
+                process.kill()
+                process.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,13 +51,22 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     print(f"parley view: {name} at {server.url} (Ctrl-C to stop)", flush=True)
+    # The server answers from a thread of its own, so that Ctrl-C lands here, in a sleep, and not inside
+    # the server's own code (starting a request's thread, say), where it would be taken for a failed
+    # request and the server would go on. The sleeps are short: a signal the kernel hands to another
+    # thread does not cut this thread's sleep short.
+    server.start()
     try:
-        server.serve_forever()
+        while True:
+            time.sleep(_WAKE_S)
     except KeyboardInterrupt:
         pass
     finally:
         server.close()
     return 0
+
+
+_WAKE_S = 0.25
 
 
 def _stored_chat(url: str, chat_id: str) -> tuple[Callable[[], bytes] | None, str]:
