@@ -12,7 +12,19 @@ from typing import Any
 
 import pytest
 
-from parley import ON_CONDITION, ScriptedModel, SwarmAgent, SwarmResult, initiate_swarm_chat, tool_call
+from parley import (
+    AFTER_WORK,
+    ON_CONDITION,
+    Agent,
+    ConversableAgent,
+    GroupChat,
+    GroupChatManager,
+    ScriptedModel,
+    SwarmAgent,
+    SwarmResult,
+    initiate_swarm_chat,
+    tool_call,
+)
 from parley.console import ANSI, PLAIN, TERMINAL_COLOURS, Colours, ConsolePrinter, terminal_colours
 from parley.events import (
     ChatStopped,
@@ -337,3 +349,180 @@ def test_printing_at_a_terminal_does_not_load_rich():
 
     assert "\x1b[33ma (to b):\x1b[0m" in done.stdout
     assert done.stdout.endswith("rich loaded: False\n")
+
+
+# what a chat's console holds, and when it writes it ---------------------------------------------------
+
+
+class CountedWrites(io.StringIO):
+    """An output that counts its writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def ring(handoffs: int) -> tuple[SwarmAgent, list[SwarmAgent]]:
+    """Three agents that hand the conversation round: a -> b -> c -> a, ``handoffs`` times in all."""
+    names = ["a", "b", "c"]
+    agents = [
+        SwarmAgent(
+            name,
+            llm_config=ScriptedModel(
+                [[tool_call(f"transfer_to_{names[(i + 1) % 3]}", id=f"{name}{k}")] for k in range(handoffs)]
+            ),
+            human_input_mode="NEVER",
+        )
+        for i, name in enumerate(names)
+    ]
+    for i, agent in enumerate(agents):
+        agent.register_hand_off(ON_CONDITION(agents[(i + 1) % 3], "next"))
+    return agents[0], agents
+
+
+def test_a_printed_swarm_writes_each_handoff_at_once_with_the_same_text(monkeypatch):
+    held = CountedWrites()
+    monkeypatch.setattr("sys.stdout", held)
+    first, agents = ring(4)
+    initiate_swarm_chat(first, "start", agents, max_rounds=13)
+
+    unheld = io.StringIO()
+    monkeypatch.setattr("sys.stdout", unheld)
+    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda **kw: ConsolePrinter())
+    first, agents = ring(4)
+    initiate_swarm_chat(first, "start", agents, max_rounds=13)
+
+    assert held.getvalue() == unheld.getvalue()
+    assert held.getvalue().count(">>>>>>>> handoff:") == 11
+    # the first message; one write per handoff (the call, its execution, its result, the handoff) up
+    # to the model call after it; the last call with the chat's end
+    assert held.writes == 1 + 11 + 1
+
+
+def in_order(out: str, texts: list[str]) -> bool:
+    """Whether ``out`` has each of ``texts``, each after the one before."""
+    place = 0
+    for text in texts:
+        place = out.find(text, place)
+        if place < 0:
+            return False
+        place += len(text)
+    return True
+
+
+def test_what_the_users_code_prints_comes_after_the_events_before_it(capsys):
+    def lookup(city: str) -> str:
+        """The weather."""
+        print("TOOL RAN")
+        return "sunny"
+
+    class PrintingModel(ScriptedModel):
+        def create(self, *args: Any, **kwargs: Any) -> Any:
+            print("MODEL ASKED")
+            return super().create(*args, **kwargs)
+
+    assistant = SwarmAgent(
+        "assistant",
+        llm_config=PrintingModel(
+            [[tool_call("lookup", {"city": "Oslo"}, id="c1")], "Sunny in Oslo.", "Bye."]
+        ),
+        functions=[lookup],
+        human_input_mode="NEVER",
+    )
+    user = SwarmAgent("user", human_input_mode="NEVER", llm_config=False, default_auto_reply="thanks")
+
+    def after_user(last_speaker: Any, messages: Any, groupchat: Any) -> Any:
+        print("AFTER WORK CHOSE")
+        return assistant
+
+    assistant.register_hand_off(AFTER_WORK(user))
+    user.register_hand_off(AFTER_WORK(after_user))
+    user.register_reply([Agent, None], lambda *a, **k: print("REPLY FUNCTION") or (False, None))
+
+    initiate_swarm_chat(assistant, "weather?", [assistant, user], max_rounds=5)
+
+    out = capsys.readouterr().out
+    order = [
+        "weather?",
+        "MODEL ASKED",
+        "Suggested tool call (c1): lookup",
+        "EXECUTING FUNCTION lookup",
+        "TOOL RAN",
+        "Response from calling tool (c1)",
+        "MODEL ASKED",
+        "Sunny in Oslo.",
+        "REPLY FUNCTION",
+        "user (to chat_manager):\n\nthanks",
+        "AFTER WORK CHOSE",
+        "MODEL ASKED",
+    ]
+    assert in_order(out, order), out
+
+
+def test_a_group_chats_speaker_function_and_a_humans_prompt_come_after_what_was_said(capsys, monkeypatch):
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["first", "second"]))
+    human = ConversableAgent("human", llm_config=False, human_input_mode="ALWAYS")
+    monkeypatch.setattr(human, "get_human_input", lambda prompt: print("HUMAN ASKED") or "exit")
+
+    def choose(last_speaker: Any, groupchat: Any) -> Any:
+        print(f"CHOOSING AFTER {last_speaker.name}")
+        return assistant if last_speaker is human else human
+
+    group = GroupChat([human, assistant], messages=[], max_round=4, speaker_selection_method=choose)
+    manager = GroupChatManager(group, llm_config=False)
+    human.initiate_chat(manager, message="hello")
+
+    out = capsys.readouterr().out
+    order = [
+        "human (to chat_manager):\n\nhello",
+        "CHOOSING AFTER human",
+        "assistant (to chat_manager):\n\nfirst",
+        "CHOOSING AFTER assistant",
+        "HUMAN ASKED",
+    ]
+    assert in_order(out, order), out
+
+
+def test_a_chat_that_fails_still_prints_what_was_said_before(capsys):
+    def is_termination_msg(message: dict[str, Any]) -> bool:
+        if message.get("content") == "more":
+            raise RuntimeError("cannot tell")
+        return False
+
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel(["first"]), is_termination_msg=is_termination_msg
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+
+    with pytest.raises(RuntimeError, match="cannot tell"):
+        user.initiate_chat(assistant, message="hello", max_turns=3)
+
+    assert in_order(
+        capsys.readouterr().out,
+        ["assistant (to user):\n\nfirst", "user (to assistant):\n\nmore", "CHAT STOPPED: RuntimeError"],
+    )
+
+
+def test_a_nested_chat_prints_in_its_place(capsys):
+    inner = ConversableAgent("inner", llm_config=ScriptedModel(["inner answer"]))
+    helper = ConversableAgent("helper", llm_config=False, human_input_mode="NEVER")
+    outer = ConversableAgent("outer", llm_config=False, human_input_mode="NEVER")
+    outer.register_nested_chats(
+        [{"recipient": inner, "sender": helper, "max_turns": 1}], trigger=lambda s: True
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok")
+
+    user.initiate_chat(outer, message="question", max_turns=1)
+
+    out = capsys.readouterr().out
+    order = [
+        "user (to outer):\n\nquestion",
+        "helper (to inner):\n\nquestion",
+        "inner (to helper):\n\ninner answer",
+        "outer (to user):\n\ninner answer",
+    ]
+    assert in_order(out, order), out

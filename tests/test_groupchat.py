@@ -625,7 +625,7 @@ def test_async_agents_and_async_selection_are_awaited(quiet_agent):
 
 def test_the_console_shows_each_message_and_the_next_speaker(abc, monkeypatch):
     out = io.StringIO()
-    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda: ConsolePrinter(out))
+    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda **kw: ConsolePrinter(out, **kw))
     manager = group(abc, max_round=3)
 
     abc[0].initiate_chat(manager, "start")

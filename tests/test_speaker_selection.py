@@ -95,7 +95,7 @@ def test_auto_retries_telling_the_model_what_was_wrong(abc):
 
 def test_auto_falls_back_to_round_robin_and_says_so(abc, monkeypatch):
     out = io.StringIO()
-    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda: ConsolePrinter(out))
+    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda **kw: ConsolePrinter(out, **kw))
     manager, model = auto_group(abc, ["nonsense", "still nothing", "nope"])
 
     result = abc[0].initiate_chat(manager, "start")
@@ -327,7 +327,7 @@ def test_manual_asks_again_after_invalid_input(abc):
 @pytest.mark.parametrize("answers", [("",), ("q",), ("0", "-1", "zz")])
 def test_manual_falls_back_to_the_next_in_turn(abc, answers, monkeypatch):
     out = io.StringIO()
-    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda: ConsolePrinter(out))
+    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda **kw: ConsolePrinter(out, **kw))
     manager, scripted = manual_group(abc, *answers, max_round=2)
 
     abc[0].initiate_chat(manager, "start")

@@ -348,7 +348,7 @@ def test_generate_reply_names_messages_that_are_not_a_list_of_message_dicts(quie
 
 def test_console_shows_each_message_as_ag2_does(quiet_agent, monkeypatch):
     buffer = io.StringIO()
-    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda: ConsolePrinter(file=buffer))
+    monkeypatch.setattr("parley.engine.ConsolePrinter", lambda **kw: ConsolePrinter(file=buffer, **kw))
     agent_a = quiet_agent("agent_a")
     agent_b = scripted("agent_b", [[tool_call("lookup", {"q": "x"}, id="call_9")]])
 

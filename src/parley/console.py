@@ -10,12 +10,21 @@ one does.
 
 Each event kind is shown by one small method, registered with :func:`shows`, that returns the event's
 text; events of kinds the console does not show are ignored.
+
+A chat that prints holds its events' text (``ConsolePrinter(hold=True)``) and writes it with
+:func:`release` when it is about to wait (for a model, a tool or a human), before it runs code of yours
+that might print (reply functions, hooks, a speaker-selection function, an after-work function), and
+when it stops. A swarm's handoff (the tool call, its execution, its result and the handoff) is thus one
+write, not four: at a terminal, whose output is line-buffered, each write is a system call that costs
+more than the text it writes. The text is held in one place for every chat of the process, so what
+nested and concurrent chats print keeps the order of their events.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO, TypeVar
@@ -81,6 +90,39 @@ ANSI = Colours(
 
 _terminal_colours: list[Colours] = []
 
+_held: list[str] = []
+"""Text shown by holding consoles and not yet written, all of it for :data:`_held_to`."""
+_held_to: list[TextIO] = []
+"""The output the held text goes to (at most one)."""
+_held_lock = threading.Lock()
+
+
+def release() -> None:
+    """Write the text that holding consoles keep, in one write, and flush it."""
+    if not _held:
+        return
+    with _held_lock:
+        if not _held:
+            return
+        text = "".join(_held)
+        _held.clear()
+        out = _held_to.pop()
+        out.write(text)
+        out.flush()
+
+
+def _hold(out: TextIO, text: str) -> None:
+    """Keep ``text`` for ``out``, after writing what is held for another output."""
+    while True:
+        with _held_lock:
+            if not _held_to:
+                _held_to.append(out)
+            if _held_to[0] is out:
+                _held.append(text)
+                return
+        release()
+
+
 E = TypeVar("E")
 ShowMethod = Callable[["ConsolePrinter", E], str]
 Flush = bool | Callable[[E], bool]
@@ -136,18 +178,25 @@ class ConsolePrinter:
     """Prints a chat's events as AG2 does: plain text to a file or pipe, in colour at a terminal.
 
     Every event is written at once, in one write, and flushed when the chat may wait after it, so that
-    a chat printed to a file or a pipe can be followed as it runs (``tail -f``).
+    a chat printed to a file or a pipe can be followed as it runs (``tail -f``); or, with ``hold``, kept
+    until the chat releases it (see the module's description).
 
     Args:
         file: where to write; by default ``sys.stdout`` as it is when each event arrives.
         colours: the styles' escape codes; by default the terminal's (see :func:`terminal_colours`)
             when the output is a terminal, and none otherwise.
+        hold: keep each event's text until :func:`release` writes it (a chat's own console does, and
+            releases it before the chat waits or runs code of yours), except the chat's end, which is
+            written at once.
     """
 
-    __slots__ = ("_file", "colours", "wants")
+    __slots__ = ("_file", "colours", "hold", "wants")
 
-    def __init__(self, file: TextIO | None = None, *, colours: Colours | None = None) -> None:
+    def __init__(
+        self, file: TextIO | None = None, *, colours: Colours | None = None, hold: bool = False
+    ) -> None:
         self._file = file
+        self.hold = hold
         if colours is None:
             colours = terminal_colours() if _is_terminal(file or sys.stdout) else PLAIN
         self.colours = colours
@@ -165,6 +214,7 @@ class ConsolePrinter:
 
         def show(piece: StreamedText) -> None:
             if not started:
+                release()
                 started.append(agent)
                 out.write(f"{c.sender}{agent} (streaming):{c.reset}\n")
             if piece.tool_call is not None and piece.tool_call not in started:
@@ -181,6 +231,13 @@ class ConsolePrinter:
             return
         show, flush = shown
         out = self._file or sys.stdout
+        if self.hold:
+            _hold(out, show(self, event))
+            if type(event) is ChatStopped:
+                release()
+            return
+        if _held:
+            release()
         out.write(show(self, event))
         if flush is True or (flush is not False and flush(event)):
             out.flush()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from parley import events
 from parley.budgets import Budgets
 from parley.chat_result import ChatResult
+from parley.console import release
 from parley.coroutines import run_sync
 from parley.durable import ChatScope, chat_scope
 from parley.events import (
@@ -45,6 +46,7 @@ from parley.events import (
 from parley.journal import handoff_data, usage_data
 from parley.limits import Condition, Spent, check_stop_when
 from parley.messages import Message, View, as_own, model_form, to_logged
+from parley.reply_chain import ReplyChain
 from parley.state import ChatState
 from parley.termination import StopCondition, StopKind, StopReason
 from parley.tracing import environment_trace as _environment_trace
@@ -123,6 +125,7 @@ class Chat:
         "conditions",
         "describe",
         "handoff_tool",
+        "holding",
         "host",
         "journal",
         "last_speaker",
@@ -214,8 +217,10 @@ class Chat:
             gathered.extend(events.inherited(outer.listeners))
         if len(gathered) > 1:
             gathered = list({id(listener): listener for listener in gathered}.values())
-        if not self.silent:
-            gathered.append(ConsolePrinter())
+        self.holding = not self.silent
+        """Whether the chat's console holds its text until :func:`release` (see :mod:`parley.console`)."""
+        if self.holding:
+            gathered.append(ConsolePrinter(hold=True))
         self.listeners: list[Listener] = gathered
         if gathered:
             self._announcing = self.wants(MessageSent)
@@ -512,11 +517,15 @@ class Chat:
                     choice: ConversableAgent | StopReason = self.by_name[state.turn]
                     state.turn = None
                 else:
+                    if self.holding and getattr(self.rule, "runs_user_code", True):
+                        release()
                     choice = self.rule.next_speaker(self) if sync else await self.rule.a_next_speaker(self)
                 if isinstance(choice, StopReason):
                     self.stop(choice)
                     break
                 speaking = choice
+                if self.holding and runs_user_code(choice):
+                    release()
                 if self.journal is None:
                     reply = choice._take_turn(self) if sync else await choice._a_take_turn(self)
                 else:
@@ -543,16 +552,24 @@ class Chat:
             current_chat.reset(token)
         reason = self.state.stop_reason
         if self.journal is not None and reason is not None:
-            if sync:
-                self.journal.write("stopped", {"stop_reason": reason.to_dict()})
-            else:
-                await self.journal.a_write("stopped", {"stop_reason": reason.to_dict()})
+            try:
+                if sync:
+                    self.journal.write("stopped", {"stop_reason": reason.to_dict()})
+                else:
+                    await self.journal.a_write("stopped", {"stop_reason": reason.to_dict()})
+            except BaseException:
+                if self.holding:
+                    release()
+                raise
         self._stopped()
 
     def _stopped(self) -> None:
+        """Tell the listeners that the chat stopped, and write what its console holds."""
         reason = self.state.stop_reason
         if self.listeners and reason is not None and self._emitted and self.wants(ChatStopped):
             self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
+        if self.holding:
+            release()
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
@@ -653,6 +670,29 @@ def _take_spending(counted: Spent, recorded: ChatState) -> None:
     )
 
 
+def runs_user_code(agent: ConversableAgent) -> bool:
+    """Whether ``agent``'s turn may run code of the user's before it waits for a model, a tool or a
+    human: hooks, reply functions other than parley's own (nested chats count as the user's: they
+    may call the user's functions), or handoffs whose availability or prompt a function decides."""
+    if agent._hooks is not None:
+        return True
+    chain = agent._reply_func_list
+    own = chain.own_only if type(chain) is ReplyChain else None
+    if own is None:
+        own = all(_is_own(entry["reply_func"]) for entry in chain)
+        if type(chain) is ReplyChain:
+            chain.own_only = own
+    if not own:
+        return True
+    handoffs = agent._handoffs
+    return handoffs is not None and handoffs.runs_user_code
+
+
+def _is_own(function: Any) -> bool:
+    module = getattr(function, "__module__", None) or ""
+    return module.startswith("parley.") and module != "parley.nested"
+
+
 def attach_partial_result(error: BaseException, result: ChatResult) -> None:
     """Keep the conversation so far on an exception that ended a chat, as ``error.chat_result``."""
     if getattr(error, "chat_result", None) is None:
@@ -670,6 +710,10 @@ class Alternating:
     """Two-agent chats: the agents take turns."""
 
     __slots__ = ("first", "second")
+
+    runs_user_code = False
+    """Whether choosing the next speaker may run code of the user's; a rule without this attribute is
+    taken to (a printing chat writes what its console holds first)."""
 
     def __init__(self, first: ConversableAgent, second: ConversableAgent) -> None:
         self.first = first

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from parley.console import release
 from parley.engine import current_chat, run_sync
 from parley.events import HumanInputGiven, HumanInputRequested, Notice
 from parley.messages import Message
@@ -169,6 +170,8 @@ class HumanReplyMixin:
                 return recorded
         if chat is not None and chat.listeners and chat.wants(HumanInputRequested):
             chat.emit(HumanInputRequested(self.name, prompt))
+        if chat is not None and chat.holding:
+            release()
         reply = self.get_human_input(prompt) if sync else await self.a_get_human_input(prompt)
         if not isinstance(reply, str):
             raise TypeError(f"get_human_input of {self.name} must return a string, returned {reply!r}")

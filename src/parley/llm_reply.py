@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from parley.console import release
 from parley.engine import current_chat
 from parley.events import ModelRequested, ModelResponded
 from parley.journal import usage_data
@@ -89,7 +90,10 @@ class ModelReplyMixin:
     def _call_parameters(
         self, chat: Chat, client: ModelClient, request: Sequence[Message], tools: list[dict[str, Any]]
     ) -> dict[str, Any] | None:
-        """The parameters the chat's budgets set for the call; ``None`` if they forbid it (the chat stops)."""
+        """The parameters the chat's budgets set for the call; ``None`` if they forbid it (the chat stops).
+        A printing chat's held text is written first: the chat waits for the model next."""
+        if chat.holding:
+            release()
         if chat.budgets is None:
             return {}
         allowed = chat.budgets.before_model_call(self._name, client, request, tools, chat.state.messages)

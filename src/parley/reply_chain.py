@@ -87,15 +87,18 @@ class ReplyChain(list[dict[str, Any]]):
     """An agent's ``_reply_func_list``: a list in AG2's shape that keeps the chain compiled for plain last
     messages (:func:`plain_chain`) and forgets it on any change."""
 
-    __slots__ = ("plain_async", "plain_sync")
+    __slots__ = ("own_only", "plain_async", "plain_sync")
 
     def __init__(self, entries: Any = ()) -> None:
         super().__init__(entries)
         self.plain_sync: PlainChain | None = None
         self.plain_async: PlainChain | None = None
+        self.own_only: bool | None = None
+        """Whether every reply function is parley's own (``None``: not known yet; see
+        :func:`parley.engine.runs_user_code`)."""
 
     def _forget(self) -> None:
-        self.plain_sync = self.plain_async = None
+        self.plain_sync = self.plain_async = self.own_only = None
 
     def append(self, entry: dict[str, Any]) -> None:
         super().append(entry)

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from parley.console import release
 from parley.coroutines import run_sync
 from parley.engine import current_chat
 from parley.events import ContextUpdated, ToolExecuting, ToolFinished
@@ -177,6 +178,8 @@ class ToolUseMixin:
         chat = current_chat.get()
         if chat is not None and chat.listeners and chat.wants(ToolExecuting):
             chat.emit(ToolExecuting(self.name, name, json.dumps(arguments, default=str), call_id))
+            if chat.holding:
+                release()
         elif verbose:
             print(f">>>>>>>> EXECUTING FUNCTION {name}... Input arguments: {arguments}")
 
@@ -589,6 +592,8 @@ def _execution_teller(chat: Chat, executor: str) -> Callable[[str, str, str | No
 
     def tell(tool: str, arguments: str, call_id: str | None) -> None:
         chat.emit(ToolExecuting(executor, tool, arguments, call_id))
+        if chat.holding:
+            release()
 
     return tell
 

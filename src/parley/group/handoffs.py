@@ -3,6 +3,7 @@ the context variables checked before it replies, and its after-work target."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,12 @@ class Handoffs:
     )
     _always: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
 
+    @property
+    def runs_user_code(self) -> bool:
+        """Whether offering these handoffs may call a function of the user's: an ``available`` or a
+        prompt function, or a context condition."""
+        return not self._unconditional or self._dynamic or bool(self.context_conditions)
+
     def add_llm_condition(self, condition: OnCondition) -> Handoffs:
         """Offer the model a handoff tool for ``condition``."""
         if not isinstance(condition, OnCondition):
@@ -189,16 +196,13 @@ class Handoffs:
             if isinstance(target, AgentTarget | AgentNameTarget)
             else target.display_name().lower()
         )
-        base = f"transfer_to_{named}"
-        name, suffix = base, 2
-        while name in taken:
-            name, suffix = f"{base}_{suffix}", suffix + 1
+        name = _transfer_name(named, taken)
         self.llm_conditions.append(condition)
         self._unconditional = self._unconditional and condition.available is None
         self._dynamic = self._dynamic or condition.is_dynamic
         description = condition.prompt if isinstance(condition.prompt, str) else ""
         transfer = _transfer(condition.target)
-        tool = Tool(transfer, name=name[:64], description=description, in_thread=False, timeout=NO_LIMIT)
+        tool = Tool(transfer, name=name, description=description, in_thread=False, timeout=NO_LIMIT)
         self._tools.append(tool)
         self._by_name[tool.name] = tool
         self._transfers[tool.name] = (tool, transfer, condition.target)
@@ -306,3 +310,18 @@ def _transfer(target: TransitionTarget) -> Callable[[], TransitionTarget]:
         return target
 
     return transfer
+
+
+_TOOL_NAME_LENGTH = 64
+"""The longest tool name model APIs take."""
+
+
+def _transfer_name(target: str, taken: set[str]) -> str:
+    """``transfer_to_<target>``, in the letters, digits, ``_`` and ``-`` that model APIs take (others
+    become ``_``), cut to 64 characters, with ``_2``, ``_3``... when the name is taken."""
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", f"transfer_to_{target}")[:_TOOL_NAME_LENGTH]
+    name, number = base, 2
+    while name in taken:
+        suffix = f"_{number}"
+        name, number = base[: _TOOL_NAME_LENGTH - len(suffix)] + suffix, number + 1
+    return name

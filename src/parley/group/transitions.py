@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.agent import Agent
+from parley.console import release
 from parley.coroutines import run_sync
 from parley.events import Handoff
 from parley.group.context_expression import ContextStr
@@ -67,6 +68,10 @@ class HandoffRule:
     The rule keeps nothing of one chat but the manager's transcript for its model: it reads the chat's
     state.
     """
+
+    runs_user_code = False
+    """Choosing runs no code of the user's but an after-work function, or asks the manager's model or
+    the human; before those, a printing chat's held text is written (see :mod:`parley.console`)."""
 
     def __init__(
         self,
@@ -280,6 +285,8 @@ class HandoffRule:
     async def _choose(
         self, choice: _ManagerChoice, chat: Chat, *, sync: bool
     ) -> ConversableAgent | StopReason:
+        if chat.holding:
+            release()
         if choice.by_human:
             manual = SpeakerSelection(self.manager.groupchat, self.manager)
             picked = await manual._manual(chat, self._candidates(), sync)
@@ -315,6 +322,8 @@ class HandoffRule:
         self, target: FunctionTarget, speaker: ConversableAgent, chat: Chat, via: str
     ) -> ConversableAgent | StopReason | _ManagerChoice:
         function = target.function
+        if chat.holding:
+            release()
         arguments: list[Any] = [speaker, chat.messages, self.manager.groupchat, chat.context_variables]
         result = function(*arguments[: _positional_count(function)])
         if result is None:
