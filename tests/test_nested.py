@@ -51,7 +51,12 @@ def carried(method: Any, trim: int, *, recipient: ConversableAgent | None = None
 
 
 @pytest.mark.parametrize(
-    ("trim", "expected"), [(0, "Nested task\nContext:\nm1\nm2\nm3\nm4"), (2, "Nested task\nContext:\nm1\nm2")]
+    ("trim", "expected"),
+    [
+        (0, "Nested task\nContext:\nm1\nm2\nm3\nm4"),
+        (2, "Nested task\nContext:\nm1\nm2"),
+        (3, "Nested task\nContext:\nm1\nm2"),  # the latest three of the list: m4, m3 and the tool call
+    ],
 )
 def test_carryover_all(trim, expected):
     assert carried("all", trim) == expected
@@ -78,8 +83,8 @@ def test_carryover_reflection_with_llm_summarizes_with_the_nested_recipients_mod
     assert model.requests[0].messages[-1]["role"] == "system"
 
 
-@pytest.mark.parametrize(("trim", "count"), [(0, 4), (2, 2)])
-def test_carryover_callable_gets_the_kept_messages(trim, count):
+@pytest.mark.parametrize(("trim", "count"), [(0, 5), (2, 3)])
+def test_carryover_callable_gets_the_parent_messages_left_after_trimming(trim, count):
     def summarize(agent: ConversableAgent, messages: list[dict[str, Any]]) -> str:
         return f"{agent.name} saw {len(messages)}"
 

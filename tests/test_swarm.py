@@ -64,6 +64,30 @@ def test_max_rounds_with_after_work_handoffs_counts_the_first_message():
     assert context == {}
 
 
+@pytest.mark.parametrize("entry", ["initiate_swarm_chat", "a_initiate_swarm_chat"])
+def test_the_chat_ending_documents_max_round_spelling_limits_a_swarm_the_same_way(entry: str):
+    a, b, c = agent("agent_a", "a1", "a2"), agent("agent_b", "b1"), agent("agent_c", "c1")
+    register_hand_off(a, AFTER_WORK(b))
+    register_hand_off(b, AFTER_WORK(c))
+    register_hand_off(c, AFTER_WORK(a))
+    kwargs = {"agents": [a, b, c], "max_round": 5, "messages": "first message", "silent": True}
+
+    if entry == "initiate_swarm_chat":
+        result, _, last = initiate_swarm_chat(initial_agent=a, **kwargs)
+    else:
+        result, _, last = asyncio.run(a_initiate_swarm_chat(initial_agent=a, **kwargs))
+
+    # 1. User with "first message" > 2. agent_a > 3. agent_b > 4. agent_c > 5. agent_a > end
+    assert [m["content"] for m in result.chat_history] == ["first message", "a1", "b1", "c1", "a2"]
+    assert result.stop_reason.kind is StopKind.MAX_ROUND
+
+
+def test_max_round_and_max_rounds_that_disagree_are_an_error():
+    a = agent("agent_a", "a1")
+    with pytest.raises(ValueError, match="max_round=3 and max_rounds=5 are the same limit"):
+        initiate_swarm_chat(a, "hi", [a], max_rounds=5, max_round=3, silent=True)
+
+
 def test_max_rounds_with_tool_call_handoffs_counts_an_agents_tool_results_in_its_round():
     a = agent("agent_a", transfer("agent_b"), transfer("agent_b"))
     b, c = agent("agent_b", transfer("agent_c")), agent("agent_c", transfer("agent_a"))
@@ -661,3 +685,52 @@ def test_a_handoff_to_an_agent_built_again_under_the_same_name_says_so():
 
     with pytest.raises(ValueError, match="not this chat's 'billing' but another object of the same name"):
         initiate_swarm_chat(triage, "refund?", [triage, billing], silent=True)
+
+
+# handoff tool names -------------------------------------------------------------------------------------
+
+
+def test_handoff_tools_to_long_names_that_share_a_start_stay_apart():
+    long = "x" * 60
+    b, c = agent(f"{long}_b", "I am b", "I am b"), agent(f"{long}_c", "I am c")
+    offering = agent("a")
+    offering.register_hand_off([ON_CONDITION(b, "to b"), ON_CONDITION(c, "to c")])
+    names = list(offering.handoffs.tools_by_name)
+
+    assert len(set(names)) == 2
+    assert all(len(name) <= 64 for name in names)
+    for name, target in zip(names, (b, c), strict=True):
+        a = agent("a", [tool_call(name)])
+        a.register_hand_off([ON_CONDITION(b, "to b"), ON_CONDITION(c, "to c")])
+        _, _, last = initiate_swarm_chat(a, "hi", [a, b, c], silent=True)
+        assert last is target
+
+
+def test_a_handoff_to_an_agent_whose_name_a_model_api_would_refuse_gets_a_name_it_takes():
+    b = agent("Ünï.support", "hello")
+    a = agent("a", [tool_call("transfer_to__n__support")])
+    a.register_hand_off(ON_CONDITION(b, "to b"))
+
+    _, _, last = initiate_swarm_chat(a, "hi", [a, b], silent=True)
+
+    assert a.client.requests[0].tool_names == ["transfer_to__n__support"]
+    assert last is b
+
+
+def test_state_functions_given_to_the_constructor_may_take_no_arguments():
+    calls = []
+    a = SwarmAgent(
+        "a",
+        llm_config=ScriptedModel(["done"]),
+        human_input_mode="NEVER",
+        update_agent_state_before_reply=[
+            lambda: calls.append("nothing"),
+            lambda agent, messages: calls.append(agent.name),
+        ],
+    )
+
+    initiate_swarm_chat(a, "hi", [a], silent=True)
+
+    assert calls == ["nothing", "a"]
+    with pytest.raises(TypeError, match="update_agent_state_before_reply takes callables, not 'x'"):
+        SwarmAgent("b", llm_config=False, update_agent_state_before_reply=["x"])

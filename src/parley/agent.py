@@ -239,7 +239,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 if callable(update_agent_state_before_reply)
                 else (update_agent_state_before_reply or [])
             ):
-                self.register_hook("update_agent_state", hook)
+                if not callable(hook):
+                    raise TypeError(f"update_agent_state_before_reply takes callables, not {hook!r}")
+                self.register_hook("update_agent_state", as_state_hook(hook))
         if chat_messages:
             for peer, messages in chat_messages.items():
                 view = self._view(peer)
@@ -1490,3 +1492,18 @@ def _outside_parley() -> int:
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def as_state_hook(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` as an ``(agent, messages)`` hook, also when it takes no arguments."""
+    try:
+        takes_nothing = not inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return function
+    if not takes_nothing:
+        return function
+
+    def hook(agent: ConversableAgent, messages: list[Message]) -> None:
+        function()
+
+    return hook

@@ -33,7 +33,8 @@ def process_nested_chat_carryover(
     ``carryover_config["summary_method"]`` is ``"all"`` (every message's text), ``"last_msg"`` (the last
     one's), ``"reflection_with_llm"`` (a summary by the nested recipient's model, with
     ``summary_args["summary_prompt"]``) or a callable ``(agent, messages[, summary_args]) -> str``. The
-    latest ``trim_n_messages`` messages are left out first (0 leaves out nothing). The result is
+    latest ``trim_n_messages`` messages of the list are left out first (0 leaves out nothing); then the
+    first three methods read the messages that have text, and a callable gets them all. The result is
     ``"<message>\\nContext:\\n<carryover>"``.
     """
     config = chat.get("carryover_config")
@@ -43,9 +44,8 @@ def process_nested_chat_carryover(
         raise ValueError(f"trim_n_messages must be a non-negative int, not {trim_n_messages!r}")
     method = config["summary_method"]
     summary_args = config.get("summary_args") or {}
-    kept = [message for message in messages if message.get("content") is not None]
-    if trim_n_messages:
-        kept = kept[:-trim_n_messages]
+    trimmed = messages[:-trim_n_messages] if trim_n_messages else list(messages)
+    kept = [message for message in trimmed if message.get("content") is not None]
     if method == "all":
         carryover = "\n".join(content_str(message["content"]) for message in kept)
     elif method == "last_msg":
@@ -64,7 +64,7 @@ def process_nested_chat_carryover(
             )
         )
     elif callable(method):
-        arguments = [recipient, kept, summary_args]
+        arguments = [recipient, trimmed, summary_args]
         carryover = str(method(*arguments[: _arity(method, 2, 3)]))
     else:
         raise ValueError(

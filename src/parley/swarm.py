@@ -7,13 +7,12 @@ the model chose), else by the speaker's after-work, else by the chat's after-wor
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from parley.agent import ConversableAgent
+from parley.agent import ConversableAgent, as_state_hook
 from parley.assistants import UserProxyAgent
 from parley.engine import run_sync
 from parley.events import Listener
@@ -185,7 +184,7 @@ class SwarmAgent(ConversableAgent):
         for function in [functions] if callable(functions) else functions or []:
             if not callable(function):
                 raise TypeError(f"update_agent_state_before_reply takes callables, not {function!r}")
-            self.register_hook("update_agent_state", _as_state_hook(function))
+            self.register_hook("update_agent_state", as_state_hook(function))
 
     def add_single_function(
         self, func: Callable[..., Any], name: str | None = None, description: str = ""
@@ -209,6 +208,9 @@ class SwarmAgent(ConversableAgent):
     process_nested_chat_carryover = staticmethod(process_nested_chat_carryover)
 
 
+_DEFAULT_MAX_ROUNDS = 20
+
+
 def initiate_swarm_chat(
     initial_agent: ConversableAgent,
     messages: str | list[dict[str, Any]],
@@ -220,6 +222,7 @@ def initiate_swarm_chat(
     swarm_manager_args: dict[str, Any] | None = None,
     exclude_transit_message: bool = True,
     *,
+    max_round: int | None = None,
     silent: bool = False,
     store: Any = None,
     chat_id: str | None = None,
@@ -237,6 +240,8 @@ def initiate_swarm_chat(
         user_agent: the agent ``REVERT_TO_USER`` hands to; without one, reverting ends the chat.
         max_rounds: the most messages in the chat, the first included; an agent's tool results belong
             to its round.
+        max_round: the same limit under the name group chats give it (``max_round=5``), for either
+            spelling; giving both with different values is an error.
         context_variables: the shared context (updated in place when it is a ``ContextVariables``).
         after_work: what happens when an agent replies with neither a handoff nor a tool call and has no
             after-work of its own: an ``AFTER_WORK``, an option, an agent, or a function.
@@ -269,6 +274,7 @@ async def a_initiate_swarm_chat(
     swarm_manager_args: dict[str, Any] | None = None,
     exclude_transit_message: bool = True,
     *,
+    max_round: int | None = None,
     silent: bool = False,
     store: Any = None,
     chat_id: str | None = None,
@@ -291,6 +297,7 @@ def run_swarm(
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     exclude_transit_message: bool = True,
     *,
+    max_round: int | None = None,
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
@@ -323,6 +330,7 @@ async def a_run_swarm(
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     exclude_transit_message: bool = True,
     *,
+    max_round: int | None = None,
     store: Any = None,
     chat_id: str | None = None,
     listeners: Sequence[Listener] = (),
@@ -342,6 +350,14 @@ async def a_run_swarm(
 
 
 def _swarm_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    max_round = arguments.pop("max_round")
+    if max_round is not None:
+        if arguments["max_rounds"] not in (max_round, _DEFAULT_MAX_ROUNDS):
+            raise ValueError(
+                f"max_round={max_round!r} and max_rounds={arguments['max_rounds']!r} are the same limit: "
+                "give one of them"
+            )
+        arguments["max_rounds"] = max_round
     arguments["manager_args"] = arguments.pop("swarm_manager_args")
     after_work = arguments.pop("after_work")
     if after_work is None:
@@ -350,18 +366,3 @@ def _swarm_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         after_work.target if isinstance(after_work, AFTER_WORK) else as_target(after_work, what="after_work")
     )
     return arguments
-
-
-def _as_state_hook(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` as an ``(agent, messages)`` hook, also when it takes no arguments."""
-    try:
-        takes_nothing = not inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return function
-    if not takes_nothing:
-        return function
-
-    def hook(agent: ConversableAgent, messages: list[Message]) -> None:
-        function()
-
-    return hook
