@@ -35,7 +35,7 @@ from parley.llm_reply import ModelReplyMixin
 from parley.messages import Message, View, as_own, content_str, to_logged, to_message
 from parley.models.base import ModelClient
 from parley.models.cache import using_cache
-from parley.models.config import model_client_from_llm_config, resolve_llm_config
+from parley.models.config import keeps_tools, model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
 from parley.reply_chain import (
     ReplyChain,
@@ -185,7 +185,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if code_execution_config is not False:
             self._code_execution_config = code_execution_config
         llm_config = resolve_llm_config(llm_config)
-        self.llm_config: Any = dict(llm_config) if isinstance(llm_config, dict) else (llm_config or False)
+        if keeps_tools(llm_config):  # the agent's own copy, which lists its tools
+            llm_config = dict(llm_config) if isinstance(llm_config, dict) else llm_config.copy()
+        self.llm_config: Any = llm_config or False
         self.client: ModelClient | None = model_client_from_llm_config(llm_config)
         if self.client is not None and _WHITESPACE.search(name):
             raise ValueError(
@@ -217,8 +219,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self.tool_timeout: float | None = tool_timeout
         if (
             self.llm_config
-            and isinstance(llm_config, dict)
-            and ("tools" in llm_config or "functions" in llm_config)
+            and keeps_tools(llm_config)
+            and (llm_config.get("tools") or llm_config.get("functions"))
         ):
             self._offer_from_llm_config()
         if function_map:

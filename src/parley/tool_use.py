@@ -15,6 +15,7 @@ from parley.events import ContextUpdated, ToolExecuting, ToolFinished
 from parley.journal import handoff_data, handoff_from_data
 from parley.messages import Message, Reply
 from parley.models.base import ModelClient
+from parley.models.config import keeps_tools
 from parley.tool_calls import (
     HandoffCheck,
     ToolOutcome,
@@ -370,7 +371,7 @@ class ToolUseMixin:
         elif schema is not None:
             self._function_style.discard(name)
         self._llm_tool_schemas = list(self._offered.values())
-        if isinstance(self.llm_config, dict):
+        if self.llm_config and keeps_tools(self.llm_config):
             key = "functions" if function_style else "tools"
             self.llm_config[key] = [
                 schema["function"] if key == "functions" else schema
@@ -380,7 +381,7 @@ class ToolUseMixin:
 
     def _offer_from_llm_config(self) -> None:
         """Offer the tools and functions an AG2 ``llm_config`` lists."""
-        if not isinstance(self.llm_config, dict):
+        if not keeps_tools(self.llm_config):
             return
         for schema in self.llm_config.get("tools") or ():
             self._offered[_tool_name(schema, "llm_config['tools']")] = schema

@@ -268,7 +268,7 @@ def test_agents_made_in_a_with_block_take_its_config(server):
     outside = AssistantAgent("outside")
 
     assert entered is config
-    assert inside.llm_config is config
+    assert inside.llm_config == config and inside.llm_config is not config  # its own copy, as in AG2
     assert (explicit_none.llm_config, proxy.llm_config, outside.llm_config) == (False, False, False)
     assert outside.client is None
     assert user().initiate_chat(inside, "Capital of France?", max_turns=1, silent=True).summary == "Paris."
@@ -281,8 +281,8 @@ def test_with_blocks_nest():
     with outer:
         with inner:
             assert LLMConfig.get_current_llm_config() is inner
-            assert AssistantAgent("a").llm_config is inner
-        assert AssistantAgent("b").llm_config is outer
+            assert AssistantAgent("a").llm_config == inner
+        assert AssistantAgent("b").llm_config == outer
 
 
 # Cache -----------------------------------------------------------------------------------------------
@@ -411,3 +411,57 @@ def test_ag2s_exceptions_are_the_builtin_ones_parley_raised_before():
     assert NoEligibleSpeakerError().message == "no agent may speak next"
     assert str(SenderRequiredError("who?")) == "who?"
     assert {"AgentNameConflictError", "LLMConfig", "OpenAILLMConfigEntry", "Cache"} <= set(parley.__all__)
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+
+def test_tools_in_an_llm_config_are_offered_and_registered_ones_listed_in_the_agents_copy(server):
+    server.script(completion("Sunny."), completion("4"))
+    entry = {"model": "gpt-4o-mini", "base_url": server.url, "api_key": "sk-x"}
+    shared = LLMConfig(entry, tools=[WEATHER])
+    assistant = AssistantAgent("assistant", llm_config=shared)
+    adder = AssistantAgent("adder", llm_config=shared)
+
+    def add(x: int, y: int) -> int:
+        """Add."""
+        return x + y
+
+    parley.register_function(add, caller=adder, executor=user(), description="Add.")
+    user().initiate_chat(assistant, "Weather in Oslo?", max_turns=1, silent=True)
+    user().initiate_chat(adder, "2 + 2?", max_turns=1, silent=True)
+
+    assert [t["function"]["name"] for t in server.requests[0].body["tools"]] == ["get_weather"]
+    assert [t["function"]["name"] for t in server.requests[1].body["tools"]] == ["get_weather", "add"]
+    assert [t["function"]["name"] for t in adder.llm_config["tools"]] == ["get_weather", "add"]
+    assert [t["function"]["name"] for t in adder.llm_config.tools] == ["get_weather", "add"]
+    assert [t["function"]["name"] for t in shared.tools] == ["get_weather"]  # the user's own is untouched
+
+
+def test_a_config_list_of_entry_objects_in_a_dict_works_as_in_ag2(server):
+    server.script(completion("from the entry"), completion("from the config's list"))
+    entry = OpenAILLMConfigEntry(model="gpt-4o-mini", base_url=server.url, api_key="sk-x")
+    config = LLMConfig({"model": "gpt-4o", "base_url": server.url, "api_key": "sk-x"})
+
+    by_entry = AssistantAgent("entry", llm_config={"config_list": [entry]})
+    by_list = AssistantAgent("listed", llm_config={"config_list": config.config_list, "temperature": 0.2})
+
+    assert user().initiate_chat(by_entry, "hi", max_turns=1, silent=True).summary == "from the entry"
+    assert user().initiate_chat(by_list, "hi", max_turns=1, silent=True).summary == "from the config's list"
+    assert server.requests[0].body["model"] == "gpt-4o-mini"
+    assert (server.requests[1].body["model"], server.requests[1].body["temperature"]) == ("gpt-4o", 0.2)
+
+
+def test_an_ag2_custom_client_class_is_an_error_before_any_request(server):
+    config = {"config_list": [{"model": "mine", "model_client_cls": "MyClient", "base_url": server.url}]}
+
+    with pytest.raises(ValueError, match="model_client_cls 'MyClient' names an AG2 custom client class"):
+        AssistantAgent("assistant", llm_config=config)
+    assert server.requests == []

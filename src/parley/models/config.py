@@ -185,6 +185,7 @@ def split_llm_config(llm_config: dict[str, Any]) -> tuple[list[dict[str, Any]], 
     defaults = {key: value for key, value in settings.items() if key in CLIENT_KEYS}
     configs = []
     for index, entry in enumerate(entries):
+        entry = _entry_as_dict(entry)
         local = isinstance(entry, dict) and {**defaults, **entry}.get("api_type") == "local"
         if local and not entry.get("model"):
             entry = {**entry, "model": _local_default_model()}
@@ -201,8 +202,32 @@ def _local_default_model() -> str:
     return DEFAULT_WEIGHTS.name
 
 
+def _entry_as_dict(entry: Any) -> Any:
+    """A config entry object (such as ``OpenAILLMConfigEntry``) as the dict it stands for; anything
+    else as it is."""
+    classes = sys.modules.get("parley.models.llm_config")
+    if classes is not None and isinstance(entry, classes.LLMConfigEntry):
+        return classes.LLMConfig(entry).for_clients()["config_list"][0]
+    return entry
+
+
+def keeps_tools(llm_config: Any) -> bool:
+    """Whether ``llm_config`` lists an agent's tools and functions as AG2 keeps them (its ``tools`` and
+    ``functions`` keys): a dict or an ``LLMConfig``."""
+    if isinstance(llm_config, dict):
+        return True
+    classes = sys.modules.get("parley.models.llm_config")
+    return classes is not None and isinstance(llm_config, classes.LLMConfig)
+
+
 def _checked(config: dict[str, Any], index: int) -> dict[str, Any]:
     where = f"llm_config['config_list'][{index}] (model {config['model']!r})"
+    if config.get("model_client_cls") is not None:
+        raise ValueError(
+            f"{where}: model_client_cls {config['model_client_cls']!r} names an AG2 custom client class, "
+            "which parley does not load; give the client object itself as llm_config (an object with "
+            "create and a_create, see docs/models.md)"
+        )
     api_type = config.get("api_type") or "openai"
     if api_type.startswith("azure"):
         api_type = "azure"
