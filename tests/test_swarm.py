@@ -76,6 +76,7 @@ def test_the_chat_ending_documents_max_round_spelling_limits_a_swarm_the_same_wa
         result, _, last = initiate_swarm_chat(initial_agent=a, **kwargs)
     else:
         result, _, last = asyncio.run(a_initiate_swarm_chat(initial_agent=a, **kwargs))
+    assert last is a
 
     # 1. User with "first message" > 2. agent_a > 3. agent_b > 4. agent_c > 5. agent_a > end
     assert [m["content"] for m in result.chat_history] == ["first message", "a1", "b1", "c1", "a2"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +287,18 @@ def test_subscribers_get_every_chat():
         first = user.initiate_chat(assistant, "hello", max_turns=1, silent=True)
         second = user.initiate_chat(assistant, "hello", max_turns=1, silent=True)
     assert {event.chat_id for event in got} == {first.chat_id, second.chat_id}
+
+
+def test_text_that_is_no_utf_8_is_traced_escaped_and_the_chat_goes_on(tmp_path: Path):
+    name = os.fsdecode(b"caf\xe9.txt")  # a file name whose bytes are not UTF-8
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel([f"Saved {name}."]), human_input_mode="NEVER"
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    trace = tmp_path / "trace.jsonl"
+
+    result = user.initiate_chat(assistant, "save it", max_turns=1, silent=True, trace=str(trace))
+
+    assert result.summary == f"Saved {name}."
+    sent = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert [e["message"]["content"] for e in sent if e["kind"] == "message"][-1] == f"Saved {name}."

@@ -504,3 +504,24 @@ def test_parley_view_stops_on_ctrl_c_while_requests_keep_coming(tmp_path):
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_parley_view_never_creates_or_changes_a_store(tmp_path, capsys):
+    missing = tmp_path / "typo.db"
+
+    assert main(["view", f"sqlite:///{missing}", "some-chat"]) == 1
+
+    assert not missing.exists()
+    assert list(tmp_path.iterdir()) == []
+    assert "parley view:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_parley_view_refuses_a_port_that_is_no_port(tmp_path, capsys, port):
+    trace = write_trace(tmp_path / "t.jsonl", two_agent_chat())
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["view", str(trace), "--port", port])
+
+    assert exit_.value.code == 2
+    assert "is not a port number" in capsys.readouterr().err

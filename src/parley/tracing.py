@@ -36,7 +36,13 @@ class JsonlTrace:
         self._lock = threading.Lock()
 
     def __call__(self, event: ChatEvent) -> None:
-        line = json.dumps(event.to_dict(), ensure_ascii=False, default=_plain) + "\n"
+        data = event.to_dict()
+        line = json.dumps(data, ensure_ascii=False, default=_plain) + "\n"
+        if not line.isascii():
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # text that is no UTF-8 (a file name's undecodable bytes)
+                line = json.dumps(data, default=_plain) + "\n"
         with self._lock:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

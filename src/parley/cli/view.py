@@ -25,7 +25,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the trace file (it may still be growing), or a store's URL",
     )
     view.add_argument("chat_id", nargs="?", help="with a store: the chat to show")
-    view.add_argument("--port", type=int, default=0, help="the port to serve on (default: a free one)")
+    view.add_argument("--port", type=_port, default=0, help="the port to serve on (default: a free one)")
 
     view.set_defaults(run=run)
 
@@ -69,13 +69,24 @@ def run(args: argparse.Namespace) -> int:
 _WAKE_S = 0.25
 
 
+def _port(text: str) -> int:
+    """A port number for ``--port``: 0 (a free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
 def _stored_chat(url: str, chat_id: str) -> tuple[Callable[[], bytes] | None, str]:
     """A function reading the chat's trace from the store (again on each request), or why not."""
     from parley.store import StoreError, store_from_url
     from parley.viewer.from_store import trace_of
 
     try:
-        store = store_from_url(url)
+        store = store_from_url(url, create=False)
         if not store.load(chat_id):
             print(f"parley view: {store.url} has no chat {chat_id!r}", file=sys.stderr)
             return None, chat_id
