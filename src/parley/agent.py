@@ -236,19 +236,20 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             for function in [functions] if callable(functions) else functions or []:
                 self._add_llm_tool(as_tool(function))
         if update_agent_state_before_reply is not None:
-            for hook in (
-                [update_agent_state_before_reply]
-                if callable(update_agent_state_before_reply)
-                else (update_agent_state_before_reply or [])
-            ):
-                if not callable(hook):
-                    raise TypeError(f"update_agent_state_before_reply takes callables, not {hook!r}")
-                self.register_hook("update_agent_state", as_state_hook(hook))
+            self._add_state_functions(update_agent_state_before_reply)
         if chat_messages:
             for peer, messages in chat_messages.items():
                 view = self._view(peer)
                 for message in messages:
                     view.add(message)
+
+    def _add_state_functions(self, functions: list[Callable[..., Any]] | Callable[..., Any] | None) -> None:
+        """Call each function before every reply of this agent: ``(agent, messages)``, or no arguments;
+        an ``UPDATE_SYSTEM_MESSAGE`` rewrites the system message."""
+        for function in [functions] if callable(functions) else functions or []:
+            if not callable(function):
+                raise TypeError(f"update_agent_state_before_reply takes callables, not {function!r}")
+            self.register_hook("update_agent_state", _as_state_hook(function))
 
     _default_reply_entries: tuple[dict[str, Any], ...] = ()
 
@@ -1496,7 +1497,7 @@ def _outside_parley() -> int:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def as_state_hook(function: Callable[..., Any]) -> Callable[..., Any]:
+def _as_state_hook(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` as an ``(agent, messages)`` hook, also when it takes no arguments."""
     try:
         takes_nothing = not inspect.signature(function).parameters

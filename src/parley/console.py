@@ -186,8 +186,7 @@ class ConsolePrinter:
         colours: the styles' escape codes; by default the terminal's (see :func:`terminal_colours`)
             when the output is a terminal, and none otherwise.
         hold: keep each event's text until :func:`release` writes it (a chat's own console does, and
-            releases it before the chat waits or runs code of yours), except the chat's end, which is
-            written at once.
+            releases it before the chat waits or runs code of yours, and when it stops).
     """
 
     __slots__ = ("_file", "colours", "hold", "wants")
@@ -233,8 +232,6 @@ class ConsolePrinter:
         out = self._file or sys.stdout
         if self.hold:
             _hold(out, show(self, event))
-            if type(event) is ChatStopped:
-                release()
             return
         if _held:
             release()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from parley.agent import ConversableAgent, as_state_hook
+from parley.agent import ConversableAgent
 from parley.assistants import UserProxyAgent
 from parley.engine import run_sync
 from parley.events import Listener
@@ -139,6 +139,10 @@ def register_hand_off(agent: ConversableAgent, hand_to: Any) -> None:
             )
 
 
+_DEFAULT_MAX_ROUNDS = 20
+"""``max_rounds`` when neither it nor ``max_round`` is given."""
+
+
 class SwarmAgent(ConversableAgent):
     """A ``ConversableAgent`` for swarms: it runs its own tools (with ``context_variables`` injected),
     takes handoffs, and can update its state before each reply.
@@ -181,10 +185,7 @@ class SwarmAgent(ConversableAgent):
         A function takes ``(agent, messages)``, or nothing at all; an ``UPDATE_SYSTEM_MESSAGE`` rewrites
         the system message.
         """
-        for function in [functions] if callable(functions) else functions or []:
-            if not callable(function):
-                raise TypeError(f"update_agent_state_before_reply takes callables, not {function!r}")
-            self.register_hook("update_agent_state", as_state_hook(function))
+        self._add_state_functions(functions)
 
     def add_single_function(
         self, func: Callable[..., Any], name: str | None = None, description: str = ""
@@ -208,15 +209,12 @@ class SwarmAgent(ConversableAgent):
     process_nested_chat_carryover = staticmethod(process_nested_chat_carryover)
 
 
-_DEFAULT_MAX_ROUNDS = 20
-
-
 def initiate_swarm_chat(
     initial_agent: ConversableAgent,
     messages: str | list[dict[str, Any]],
     agents: list[ConversableAgent],
     user_agent: UserProxyAgent | ConversableAgent | None = None,
-    max_rounds: int = 20,
+    max_rounds: int = _DEFAULT_MAX_ROUNDS,
     context_variables: dict[str, Any] | None = None,
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     swarm_manager_args: dict[str, Any] | None = None,
@@ -268,7 +266,7 @@ async def a_initiate_swarm_chat(
     messages: str | list[dict[str, Any]],
     agents: list[ConversableAgent],
     user_agent: UserProxyAgent | ConversableAgent | None = None,
-    max_rounds: int = 20,
+    max_rounds: int = _DEFAULT_MAX_ROUNDS,
     context_variables: dict[str, Any] | None = None,
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     swarm_manager_args: dict[str, Any] | None = None,
@@ -292,7 +290,7 @@ def run_swarm(
     agents: list[ConversableAgent],
     user_agent: UserProxyAgent | ConversableAgent | None = None,
     swarm_manager_args: dict[str, Any] | None = None,
-    max_rounds: int = 20,
+    max_rounds: int = _DEFAULT_MAX_ROUNDS,
     context_variables: dict[str, Any] | None = None,
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     exclude_transit_message: bool = True,
@@ -325,7 +323,7 @@ async def a_run_swarm(
     agents: list[ConversableAgent],
     user_agent: UserProxyAgent | ConversableAgent | None = None,
     swarm_manager_args: dict[str, Any] | None = None,
-    max_rounds: int = 20,
+    max_rounds: int = _DEFAULT_MAX_ROUNDS,
     context_variables: dict[str, Any] | None = None,
     after_work: AFTER_WORK | Callable[..., Any] | None = AFTER_WORK(AfterWorkOption.TERMINATE),  # noqa: B008
     exclude_transit_message: bool = True,

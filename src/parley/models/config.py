@@ -131,8 +131,7 @@ def model_client_from_llm_config(llm_config: Any) -> ModelClient | None:
         return None
     if isinstance(llm_config, dict):
         return ConfigListClient(llm_config)
-    # LLMConfig lives in a module of its own (it needs pydantic); an object can only be one if it was loaded.
-    classes = sys.modules.get("parley.models.llm_config")
+    classes = _llm_config_classes()
     if classes is not None:
         if isinstance(llm_config, list) and any(
             isinstance(item, classes.LLMConfigEntry) for item in llm_config
@@ -205,7 +204,7 @@ def _local_default_model() -> str:
 def _entry_as_dict(entry: Any) -> Any:
     """A config entry object (such as ``OpenAILLMConfigEntry``) as the dict it stands for; anything
     else as it is."""
-    classes = sys.modules.get("parley.models.llm_config")
+    classes = _llm_config_classes()
     if classes is not None and isinstance(entry, classes.LLMConfigEntry):
         return classes.LLMConfig(entry).for_clients()["config_list"][0]
     return entry
@@ -216,8 +215,14 @@ def keeps_tools(llm_config: Any) -> bool:
     ``functions`` keys): a dict or an ``LLMConfig``."""
     if isinstance(llm_config, dict):
         return True
-    classes = sys.modules.get("parley.models.llm_config")
+    classes = _llm_config_classes()
     return classes is not None and isinstance(llm_config, classes.LLMConfig)
+
+
+def _llm_config_classes() -> Any:
+    """The module of ``LLMConfig`` and its entries, if it is loaded (it needs pydantic, so it is loaded
+    only when used: an object can only be one of them if it was)."""
+    return sys.modules.get("parley.models.llm_config")
 
 
 def _checked(config: dict[str, Any], index: int) -> dict[str, Any]:
