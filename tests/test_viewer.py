@@ -470,11 +470,13 @@ def test_parley_view_names_an_unknown_stored_chat(tmp_path, capsys):
 
 
 def test_parley_view_stops_on_ctrl_c_while_requests_keep_coming(tmp_path):
-    """Ctrl-C in the middle of serving (a browser polling the growing trace) stops the server."""
+    """Ctrl-C in the middle of serving (a browser polling the growing trace) stops the server, and no
+    answer is cut off half-written: each poll gets the whole trace, or finds the server gone."""
     import threading
     import time
 
     trace = write_trace(tmp_path / "t.jsonl", two_agent_chat())
+    whole = (200, trace.read_bytes())
     for _ in range(3):
         process = subprocess.Popen(
             [sys.executable, "-m", "parley", "view", str(trace)],
@@ -482,21 +484,37 @@ def test_parley_view_stops_on_ctrl_c_while_requests_keep_coming(tmp_path):
             text=True,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
-        stop = threading.Event()
+        stop, interrupted = threading.Event(), threading.Event()
+        answers: list[tuple[int, bytes]] = []
+        failures: list[BaseException] = []
+        pollers: list[threading.Thread] = []
         try:
             url = (process.stdout.readline() if process.stdout else "").split(" at ", 1)[1].split()[0]
 
-            def poll(url: str = url, stop: threading.Event = stop) -> None:
+            def poll(
+                url: str = url,
+                stop: threading.Event = stop,
+                interrupted: threading.Event = interrupted,
+                answers: list[tuple[int, bytes]] = answers,
+                failures: list[BaseException] = failures,
+            ) -> None:
                 while not stop.is_set():
                     try:
-                        get(url, "/trace.jsonl")
-                    except OSError:
+                        status, _, body = get(url, "/trace.jsonl")
+                    except OSError as error:  # refused, reset, closed with no answer: the server is gone
+                        if not interrupted.is_set():
+                            failures.append(error)
                         return
+                    except Exception as error:  # a half-written answer (IncompleteRead), say
+                        failures.append(error)
+                        return
+                    answers.append((status, body))
 
             pollers = [threading.Thread(target=poll) for _ in range(3)]
             for poller in pollers:
                 poller.start()
             time.sleep(0.3)
+            interrupted.set()
             process.send_signal(signal.SIGINT)
             assert process.wait(timeout=10) == 0
         finally:
@@ -504,6 +522,11 @@ def test_parley_view_stops_on_ctrl_c_while_requests_keep_coming(tmp_path):
             if process.poll() is None:
                 process.kill()
                 process.wait()
+            for poller in pollers:
+                poller.join(timeout=15)
+        assert not any(poller.is_alive() for poller in pollers)
+        assert failures == []
+        assert answers and all(answer == whole for answer in answers)
 
 
 def test_parley_view_never_creates_or_changes_a_store(tmp_path, capsys):

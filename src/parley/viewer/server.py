@@ -20,6 +20,8 @@ PAGE_FILES = {
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 TRACE_PATH = "/trace.jsonl"
+#: How long :meth:`TraceServer.close` waits for the answers being written to finish, in seconds.
+CLOSE_GRACE_S = 2.0
 
 
 class TraceServer:
@@ -53,6 +55,12 @@ class TraceServer:
         self._http = ThreadingHTTPServer((host, port), self._handler())
         self._http.daemon_threads = True
         self._thread: threading.Thread | None = None
+        # The answers being written, and whether the server is closing: the request threads are daemons,
+        # which the process's end would cut off in the middle of an answer (its headers sent, the body
+        # not), so close() waits for the answers begun and a request that comes after answers nothing.
+        self._answers = threading.Condition()
+        self._answering = 0
+        self._closing = False
 
     @property
     def url(self) -> str:
@@ -71,12 +79,30 @@ class TraceServer:
         return self
 
     def close(self) -> None:
-        """Stop serving and free the port."""
+        """Stop serving, free the port, and let the answers being written finish (for up to
+        :data:`CLOSE_GRACE_S`); a request still coming in gets its connection closed, with no answer."""
         if self._thread is not None:
             self._http.shutdown()
             self._thread.join()
             self._thread = None
+        with self._answers:
+            self._closing = True
         self._http.server_close()
+        with self._answers:
+            self._answers.wait_for(lambda: self._answering == 0, timeout=CLOSE_GRACE_S)
+
+    def _begin_answer(self) -> bool:
+        """Count an answer in, unless the server is closing (False then: answer nothing)."""
+        with self._answers:
+            if self._closing:
+                return False
+            self._answering += 1
+            return True
+
+    def _end_answer(self) -> None:
+        with self._answers:
+            self._answering -= 1
+            self._answers.notify_all()
 
     def __enter__(self) -> TraceServer:
         return self.start()
@@ -99,6 +125,15 @@ class TraceServer:
                 self._answer(with_body=False)
 
             def _answer(self, *, with_body: bool) -> None:
+                if not server._begin_answer():
+                    self.close_connection = True
+                    return
+                try:
+                    self._respond(with_body=with_body)
+                finally:
+                    server._end_answer()
+
+            def _respond(self, *, with_body: bool) -> None:
                 path = urlsplit(self.path).path
                 if path == TRACE_PATH:
                     try:
