@@ -223,6 +223,15 @@ class Budgets:
                     return info.fast_params
                 if len(log) > self._counted:
                     self._count(log)
+                mark = self._marks.get(agent)
+                if mark is not None and mark.tools is tools and info.count_tokens is None:
+                    head = getattr(request, "head", None)
+                    if (
+                        head
+                        and mark.system is head[0].get("content")
+                        and spent.tokens + mark.base + self.log_bytes <= info.fast_limit
+                    ):
+                        return info.fast_params
                 prompt = self._prompt_bound(agent, info, request, tools)
                 if spent.tokens + prompt <= info.fast_limit:
                     return info.fast_params
@@ -341,15 +350,28 @@ class Budgets:
                 if len(message) <= 3:  # content, role, name: a plain message
                     name = message.get("name")
                     total += len(content) if content.isascii() else len(content.encode())
-                    total += _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
+                    total += len(name.encode()) + _PER_MESSAGE if name else _PER_MESSAGE
                     continue
+                responses = message.get("tool_responses")
+                if responses and len(responses) == 1 and len(message) <= 4 and message.get("role") == "tool":
+                    response = responses[0]  # one result, whose text is the message's
+                    if response.get("content") is content and len(response) <= 3:
+                        total += len(content) if content.isascii() else len(content.encode())
+                        total += len(response.get("tool_call_id") or "") + _PER_MESSAGE
+                        continue
             elif content is None and len(message) <= 4:  # content, role, name and tool calls
                 calls = message.get("tool_calls")
                 if calls:
                     name = message.get("name")
-                    total += _calls_bound(calls) + (
-                        _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
-                    )
+                    total += len(name.encode()) + _PER_MESSAGE if name else _PER_MESSAGE
+                    if len(calls) == 1:
+                        function = calls[0].get("function")
+                        arguments = function.get("arguments") if function else None
+                        if type(arguments) is str:
+                            total += len(arguments) if arguments.isascii() else len(arguments.encode())
+                            total += len(str(function.get("name", ""))) + 16
+                            continue
+                    total += _calls_bound(calls)
                     continue
             responses = message.get("tool_responses")
             if not responses:
@@ -404,40 +426,32 @@ class Budgets:
             spent.model_calls += 1
         if prompt_tokens > 0:
             mark = self._marks.get(agent)
-            if mark is not None:
-                mark.tokens = prompt_tokens
+            if mark is not None and prompt_tokens - self.log_bytes < mark.base:
+                mark.base = prompt_tokens - self.log_bytes
 
     def _prompt_bound(
         self, agent: str, client: _ClientInfo, request: Sequence[Message], tools: Sequence[dict[str, Any]]
     ) -> int:
         """The most tokens the prompt can be: as the model counts it, if it can; else its size in bytes (no
-        byte-level tokenizer makes more tokens than bytes), or, if smaller, the tokens the same agent's
-        previous prompt had plus the bytes of what the chat appended since (every message reaches every
-        view). The first call of an agent reads its whole prompt; later ones cost O(1).
+        byte-level tokenizer makes more tokens than bytes), or, if smaller, the tokens the model reported
+        for an earlier prompt of the same agent plus the bytes of what the chat appended since (every
+        message reaches every view). The first call of an agent with a system message and tools reads its
+        whole prompt; later ones cost O(1).
         """
         if client.count_tokens is not None:
             return int(client.count_tokens(request, tools))
         head = getattr(request, "head", None)
         system = head[0].get("content") if head else (request[0].get("content") if len(request) else None)
         mark = self._marks.get(agent)
-        log_bytes = self.log_bytes
         if (
             mark is not None
             and (mark.tools is tools or mark.tools == tools)
             and (mark.system is system or mark.system == system)
         ):
-            added = log_bytes - mark.log_bytes
-            size = mark.size + added
-            tokens = mark.tokens
-            mark.log_bytes = log_bytes
-            mark.size = size
-            if tokens is None:
-                return size
-            mark.tokens = None
-            return size if size < tokens + added else tokens + added
+            return mark.base + self.log_bytes
         size = self._tools_bound(tools) + _PER_REQUEST
         size += sum(_message_bound(request[index]) for index in range(len(request)))
-        self._marks[agent] = _Mark(log_bytes, size, system, tools)
+        self._marks[agent] = _Mark(size - self.log_bytes, system, tools)
         return size
 
     def _tools_bound(self, tools: Sequence[dict[str, Any]]) -> int:
@@ -464,15 +478,14 @@ def _budget_part(condition: Condition) -> Condition | None:
 
 
 class _Mark:
-    """An agent's last prompt: the chat's :attr:`Budgets.log_bytes` then, its bound in bytes, its tokens
-    as the model reported them (``None`` until then), its system message and its tools."""
+    """An agent's prompts since its system message and tools were last measured: every later prompt is
+    at most :attr:`base` plus the chat's :attr:`Budgets.log_bytes` at the time (the measured prompt, or
+    the tokens the model reported for a later one, plus what the chat appended since)."""
 
-    __slots__ = ("log_bytes", "size", "system", "tokens", "tools")
+    __slots__ = ("base", "system", "tools")
 
-    def __init__(self, log_bytes: int, size: int, system: Any, tools: Sequence[dict[str, Any]]) -> None:
-        self.log_bytes = log_bytes
-        self.size = size
-        self.tokens: int | None = None
+    def __init__(self, base: int, system: Any, tools: Sequence[dict[str, Any]]) -> None:
+        self.base = base
         self.system = system
         self.tools = tools
 
