@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from parley import ConversableAgent
+from parley import ConversableAgent, StopKind
 from parley.events import ChatStopped, Event, MessageSent, listening, subscribe
 
 
@@ -80,3 +80,46 @@ def test_listeners_that_cannot_take_events_are_named_before_the_chat_starts():
         listeners=(lambda event: seen.append(event.kind) for _ in "1"),
     )
     assert "message" in seen
+
+
+def test_a_listener_failing_on_a_failed_chats_stop_leaves_the_chats_own_error_to_see(capsys):
+    """The model's error is what the caller gets (with the listener's failure noted), and what the
+    console held is printed."""
+
+    class Broken:
+        def create(self, messages, tools=None, **params):
+            raise RuntimeError("the model is down")
+
+        async def a_create(self, messages, tools=None, **params):
+            raise RuntimeError("the model is down")
+
+    def fails_on_stop(event: Event) -> None:
+        if isinstance(event, ChatStopped):
+            raise ValueError("the listener's own bug")
+
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=Broken(), human_input_mode="NEVER")
+
+    with pytest.raises(RuntimeError, match="the model is down") as raised:
+        user.initiate_chat(assistant, "hello there", max_turns=2, listeners=[fails_on_stop])
+
+    assert raised.value.__notes__[-1] == (
+        "A listener also failed on the chat's stop: ValueError: the listener's own bug"
+    )
+    assert raised.value.chat_result.stop_reason.agent == "assistant"
+    assert "hello there" in capsys.readouterr().out
+
+
+def test_a_listener_failing_on_the_stop_of_a_chat_that_ended_well_is_raised_after_the_console_printed(capsys):
+    def fails_on_stop(event: Event) -> None:
+        if isinstance(event, ChatStopped):
+            raise ValueError("the listener's own bug")
+
+    a, b = pair()
+
+    with pytest.raises(ValueError, match="the listener's own bug") as raised:
+        a.initiate_chat(b, "hi", max_turns=1, listeners=[fails_on_stop])
+
+    assert [m["content"] for m in raised.value.chat_result.chat_history] == ["hi", "b!"]
+    assert raised.value.chat_result.stop_reason.kind is StopKind.MAX_TURNS
+    assert "b!" in capsys.readouterr().out

@@ -545,7 +545,10 @@ class Chat:
             failed = speaking.name if speaking is not None else self.state.last_speaker
             self.stop(StopReason(StopKind.ERROR, f"{type(error).__name__}: {error}", failed))
             attach_partial_result(error, self.result())
-            self._stopped()
+            try:
+                self._stopped()
+            except Exception as also:  # the chat's own error is the one to see
+                error.add_note(f"A listener also failed on the chat's stop: {type(also).__name__}: {also}")
             raise
         finally:
             self.running = False
@@ -561,15 +564,21 @@ class Chat:
                 if self.holding:
                     release()
                 raise
-        self._stopped()
+        try:
+            self._stopped()
+        except BaseException as error:
+            attach_partial_result(error, self.result())
+            raise
 
     def _stopped(self) -> None:
         """Tell the listeners that the chat stopped, and write what its console holds."""
         reason = self.state.stop_reason
-        if self.listeners and reason is not None and self._emitted and self.wants(ChatStopped):
-            self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
-        if self.holding:
-            release()
+        try:
+            if self.listeners and reason is not None and self._emitted and self.wants(ChatStopped):
+                self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
+        finally:
+            if self.holding:
+                release()
 
     async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
         """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
