@@ -6,7 +6,7 @@ import socket
 from typing import Any
 
 import pytest
-from fake_servers import FakeServer, completion, server_error
+from fake_servers import FakeServer, Reply, completion, server_error
 
 from parley import ConversableAgent
 from parley.models import AllConfigsFailedError, ConfigListClient, ModelError, model_client_from_llm_config
@@ -106,6 +106,52 @@ def test_a_single_failing_config_says_which_model_and_endpoint(server):
         ModelError, match=rf"the model call failed: model 'solo' at {server.url}: InternalServerError"
     ):
         client.create(HELLO)
+
+
+def test_the_error_of_every_config_failing_is_also_the_last_configs_sdk_error_as_in_ag2(server, backup):
+    """AG2 code that catches the SDK's exception (and reads its status) keeps working."""
+    import openai
+
+    server.script(server_error(500))
+    backup.script(Reply({"error": {"message": "slow down", "type": "rate_limit"}}, 429, {}))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "first", "base_url": server.url, "api_key": "sk-first-secret-000"},
+                {"model": "second", "base_url": backup.url, "api_key": "sk-second-secret-111"},
+            ],
+            "max_retries": 0,
+        }
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=client, human_input_mode="NEVER")
+
+    with pytest.raises(openai.RateLimitError) as failure:
+        user.initiate_chat(assistant, "hi", max_turns=1, silent=True)
+
+    error = failure.value
+    assert isinstance(error, AllConfigsFailedError)
+    assert error.status_code == 429
+    assert str(error).startswith("all 2 model configs failed, tried in order:")
+    assert "sk-second-secret-111" not in str(error) and "sk-second-secret-111" not in str(error.body)
+    assert [type(exception).__name__ for _, _, exception in error.failures] == [
+        "InternalServerError",
+        "RateLimitError",
+    ]
+    assert error.chat_result.stop_reason.agent == "assistant"
+
+
+def test_an_error_whose_class_cannot_be_combined_is_still_all_configs_failed():
+    from parley.models.config import _all_failed
+
+    class Odd(Exception):
+        def __init_subclass__(cls, **options: Any) -> None:
+            raise TypeError("Odd cannot be subclassed")
+
+    error = _all_failed([("m", "http://127.0.0.1:1/v1", Odd("broken"))])
+
+    assert type(error) is AllConfigsFailedError
+    assert str(error) == "the model call failed: model 'm' at http://127.0.0.1:1/v1: Odd: broken"
 
 
 async def test_async_fallback(server, backup):

@@ -102,11 +102,38 @@ _DEFAULT_ENDPOINTS = {
 
 
 class AllConfigsFailedError(ModelError):
-    """Every config of an ``llm_config`` failed; :attr:`failures` has each config's error, in order."""
+    """Every config of an ``llm_config`` failed; :attr:`failures` has each config's error, in order.
+
+    As in AG2, where the last config's error is what the call raises, the error is also an instance of
+    that error's class, with its attributes: ``except openai.RateLimitError`` catches it, and
+    ``status_code`` is there.
+    """
 
     def __init__(self, message: str, failures: list[tuple[str, str, Exception]]) -> None:
         super().__init__(message)
         self.failures = failures
+
+    __str__ = ModelError.__str__  # not the last error's (a KeyError's quotes its text)
+
+
+_failed_as: dict[type[BaseException], type[AllConfigsFailedError]] = {}
+
+
+def _failed_class(last: type[BaseException]) -> type[AllConfigsFailedError]:
+    """:class:`AllConfigsFailedError`, also a subclass of ``last`` (the last config's error class) where
+    the two can be combined."""
+    if issubclass(last, ModelError):
+        return AllConfigsFailedError
+    found = _failed_as.get(last)
+    if found is None:
+        try:
+            found = type(AllConfigsFailedError.__name__, (AllConfigsFailedError, last), {})
+        except TypeError:  # exception classes whose instances are laid out differently
+            found = AllConfigsFailedError
+        found.__module__ = AllConfigsFailedError.__module__
+        found.__qualname__ = AllConfigsFailedError.__qualname__
+        _failed_as[last] = found
+    return found
 
 
 current_llm_config: ContextVar[Any] = ContextVar("parley_current_llm_config", default=None)
@@ -460,6 +487,13 @@ def _all_failed(failures: list[tuple[str, str, Exception]]) -> AllConfigsFailedE
         message = "the model call failed: " + lines[0]
     else:
         message = f"all {len(failures)} model configs failed, tried in order:\n  " + "\n  ".join(lines)
-    error = AllConfigsFailedError(message, failures)
-    error.__cause__ = failures[-1][2]
+    last = failures[-1][2]
+    kind = _failed_class(type(last))
+    if kind is AllConfigsFailedError:
+        error = AllConfigsFailedError(message, failures)
+    else:
+        error = type(last).__new__(kind, message)  # the constructor of the last error's layout
+        error.__dict__.update(vars(last))  # the SDK error's status_code, response, body...
+        AllConfigsFailedError.__init__(error, message, failures)
+    error.__cause__ = last
     return error
