@@ -16,6 +16,9 @@ import pytest
 from parley import (
     AFTER_WORK,
     ON_CONDITION,
+    ConversableAgent,
+    FunctionModel,
+    ModelRequest,
     ScriptedModel,
     SwarmAgent,
     SwarmResult,
@@ -23,6 +26,7 @@ from parley import (
     tool_call,
 )
 from parley.cli import main
+from parley.models import ModelResponse, Usage
 from parley.viewer import TraceServer
 from services import chromium_path
 from trace_fixtures import START, support_swarm, two_agent_chat, write_trace
@@ -431,6 +435,40 @@ def test_the_page_shows_a_real_swarm_from_its_trace(tmp_path):
     assert "Refunded, Ada." in messages[-1].text
     assert " ".join(page.by_id("path").text.split()) == "Path taken: triage → billing → TERMINATE"
     assert 'issue = "double charge"' in " ".join(page.by_id("events").text.split())
+
+
+def test_a_chat_resumed_from_its_store_shows_its_runs_in_order(tmp_path):
+    """A resumed chat numbers its events from 0 again, in the same trace: the page shows the first
+    run's messages, then the resumed run's, and the chat as stopped once the second run stopped."""
+    failing = [True]
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        if failing[0] and len(request.messages) > 2:
+            raise RuntimeError("the process dies here")
+        return ModelResponse({"role": "assistant", "content": f"answer {len(request.messages)}"}, Usage(1, 1))
+
+    trace = tmp_path / "resumed.jsonl"
+    for _ in range(2):
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+        assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+        options = {"store": f"sqlite:///{tmp_path / 'chats.db'}", "chat_id": "c1", "trace": trace}
+        try:
+            user.initiate_chat(assistant, "first", max_turns=3, silent=True, **options)
+        except RuntimeError:
+            failing[0] = False
+    assert [json.loads(line)["seq"] for line in trace.read_text().splitlines()].count(0) == 2
+
+    with TraceServer(trace) as server:
+        page = parse(chromium(server.url, tmp_path / "profile"))
+
+    events = page.by_id("events")
+    messages = events.find_all("li", class_="message")
+    assert [" ".join(node.find_all("p")[0].text.split()) for node in messages] == [
+        "first", "answer 2", "more", "answer 4", "more", "answer 6",
+    ]  # fmt: skip
+    notes = texts(events.find_all("li", class_="note"))
+    assert notes[0].startswith("Chat started") and "Chat resumed from its store" in notes
+    assert "running" not in page.by_id("status").text
 
 
 def test_parley_view_shows_a_chat_a_store_keeps(tmp_path):

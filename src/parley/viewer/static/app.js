@@ -72,7 +72,14 @@ function groupChats(events) {
 }
 
 function describeChat(id, events) {
-  events.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+  // A chat resumed from its store numbers its events from 0 again: each run's follow the run before's.
+  const runs = new Map();
+  let run = -1;
+  for (const event of events) {
+    if ((event.seq ?? 0) === 0 || run < 0) run += 1;
+    runs.set(event, run);
+  }
+  events.sort((a, b) => runs.get(a) - runs.get(b) || (a.seq ?? 0) - (b.seq ?? 0));
   const chat = {
     id,
     events,
@@ -98,7 +105,8 @@ function describeChat(id, events) {
   for (const event of events) {
     switch (event.kind) {
       case "chat_started":
-        chat.started = event;
+        if (chat.started) chat.stopped = null; // resumed: running again
+        else chat.started = event;
         (event.agents || []).forEach(meet);
         break;
       case "chat_stopped":
@@ -325,6 +333,7 @@ function note(kind, ...children) {
 function timelineItem(chat, event, shownCalls) {
   switch (event.kind) {
     case "chat_started":
+      if (event !== chat.started) return note("note", el("strong", {}, "Chat resumed"), " from its store");
       return note("note", el("strong", {}, "Chat started"), `: ${event.shape || "a chat"} of ${(event.agents || []).join(", ")}`);
     case "message":
       return messageItem(chat, event);
