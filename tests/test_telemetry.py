@@ -151,6 +151,46 @@ def test_a_failed_tool_and_a_failed_chat_are_errors(exporter: InMemorySpanExport
     assert spans["execute_tool broken"].attributes["error.type"] == "tool_error"
     assert spans["invoke_workflow swarm"].status.status_code.name == "ERROR"
     assert all(span.end_time is not None for span in spans.values())
+    failed_call = [span for span in exporter.get_finished_spans() if span.name == "chat scripted"][-1]
+    last_turn = [span for span in exporter.get_finished_spans() if span.name == "invoke_agent worker"][-1]
+    for span in (failed_call, last_turn, spans["invoke_workflow swarm"]):
+        assert span.status.status_code.name == "ERROR", span.name
+        assert span.attributes["error.type"] == "RuntimeError", span.name
+
+
+def test_model_spans_name_the_provider(exporter: InMemorySpanExporter):
+    """``gen_ai.provider.name``: the client's ``provider`` (parley's own clients have one), else
+    ``_OTHER``."""
+
+    class Hosted(ScriptedModel):
+        provider = "mistral_ai"
+
+    agents, triage = swarm()
+    agents[1].client = Hosted(["It shipped."], usage=Usage(70, 5))
+    initiate_swarm_chat(triage, "Where is A-1?", agents, silent=True)
+
+    spans = exporter.get_finished_spans()
+    providers = {span.name: span.attributes.get("gen_ai.provider.name") for span in spans}
+    assert providers["chat small-model"] == "_OTHER"
+    assert providers["chat scripted"] == "mistral_ai"
+    assert providers["invoke_agent support"] == "mistral_ai"
+    assert "gen_ai.provider.name" not in by_name(spans)["invoke_workflow swarm"].attributes
+    assert not any("gen_ai.system" in span.attributes for span in spans)
+
+
+def test_parleys_clients_name_their_providers():
+    from parley.llm_reply import model_provider
+    from parley.models import ConfigListClient
+    from parley.models.anthropic_client import AnthropicClient
+    from parley.models.openai_client import OpenAIClient
+
+    assert model_provider(OpenAIClient("gpt-4o", api_key="x")) == "openai"
+    assert model_provider(OpenAIClient("gpt-4o", api_key="x", api_type="azure")) == "azure.ai.openai"
+    assert model_provider(AnthropicClient("claude-sonnet-4-5", api_key="x")) == "anthropic"
+    assert model_provider(ConfigListClient({"config_list": [{"model": "m", "api_type": "anthropic"}]})) == (
+        "anthropic"
+    )
+    assert model_provider(ScriptedModel(["hi"])) == "_OTHER"
 
 
 def test_a_nested_chat_is_a_child_of_the_turn_that_started_it(exporter: InMemorySpanExporter):

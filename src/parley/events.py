@@ -124,6 +124,8 @@ class ModelRequested(ChatEvent):
     model: str
     messages: int
     tools: int = 0
+    provider: str = "_OTHER"
+    """Who serves the model, as OpenTelemetry's GenAI conventions name it (``openai``, ``anthropic``...)."""
 
 
 @dataclass(slots=True)

@@ -106,7 +106,8 @@ class ModelReplyMixin:
         self, chat: Chat, client: ModelClient, request: Sequence[Message], tools: list[dict[str, Any]]
     ) -> float:
         if chat.observes_models and chat.wants(ModelRequested):
-            chat.emit(ModelRequested(self.name, model_name(client), len(request), len(tools)))
+            provider = model_provider(client)
+            chat.emit(ModelRequested(self.name, model_name(client), len(request), len(tools), provider))
         return time.perf_counter()
 
     def _model_responded(
@@ -192,6 +193,13 @@ def model_name(client: Any) -> str:
         if configs:
             model = configs[0].get("model")
     return str(model or type(client).__name__)
+
+
+def model_provider(client: Any) -> str:
+    """Who serves a client's model, as OpenTelemetry's GenAI conventions name it: its ``provider``, or
+    ``_OTHER`` (a model of the application's own, a scripted one)."""
+    provider = getattr(client, "provider", None)
+    return provider if isinstance(provider, str) and provider else "_OTHER"
 
 
 def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:

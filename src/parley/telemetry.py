@@ -4,10 +4,14 @@
 
 - ``invoke_workflow {shape}``: the whole chat (``gen_ai.conversation.id`` is the chat's id);
 - ``invoke_agent {agent}``: an agent's turn, from its first action to its message;
-- ``chat {model}``: a model call, with ``gen_ai.request.model``, ``gen_ai.response.model`` and the token
-  usage (``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``);
+- ``chat {model}``: a model call, with ``gen_ai.provider.name`` (``openai``, ``anthropic``...),
+  ``gen_ai.request.model``, ``gen_ai.response.model`` and the token usage
+  (``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``);
 - ``execute_tool {tool}``: a tool call, with ``gen_ai.tool.name`` and ``gen_ai.tool.call.id``, and
   ``error.type`` when it failed.
+
+A chat that stops on an exception marks its span, and the model call, tool call and turn it interrupted,
+as errors with ``error.type`` (the exception's class).
 
 Spans of one chat form one trace, under the span that was current when the chat started (a span of the
 application's own, if it opened one); a chat started during an agent's turn (a nested chat) is a child of
@@ -40,7 +44,6 @@ from parley.events import (
 )
 
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-SYSTEM = "parley"
 
 
 def _import_otel() -> Any:
@@ -102,7 +105,7 @@ class OpenTelemetryListener:
                 start_time=_ns(event.ts),
                 attributes={
                     "gen_ai.operation.name": "chat",
-                    "gen_ai.system": SYSTEM,
+                    "gen_ai.provider.name": event.provider,
                     "gen_ai.request.model": event.model,
                     "gen_ai.agent.name": event.requester,
                     "gen_ai.conversation.id": event.chat_id,
@@ -147,7 +150,6 @@ class OpenTelemetryListener:
             start_time=_ns(event.ts),
             attributes={
                 "gen_ai.operation.name": "invoke_workflow",
-                "gen_ai.system": SYSTEM,
                 "gen_ai.conversation.id": event.chat_id,
                 "parley.chat.shape": event.shape,
                 "parley.chat.agents": list(event.agents),
@@ -162,15 +164,15 @@ class OpenTelemetryListener:
         if spans.turn is not None and spans.turn_agent == agent:
             return
         self._end_turn(spans, event.ts)
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent or "",
+            "gen_ai.conversation.id": event.chat_id,
+        }
+        if isinstance(event, ModelRequested):
+            attributes["gen_ai.provider.name"] = event.provider
         spans.turn = self.tracer.start_span(
-            f"invoke_agent {agent}",
-            start_time=_ns(event.ts),
-            attributes={
-                "gen_ai.operation.name": "invoke_agent",
-                "gen_ai.system": SYSTEM,
-                "gen_ai.agent.name": agent or "",
-                "gen_ai.conversation.id": event.chat_id,
-            },
+            f"invoke_agent {agent}", start_time=_ns(event.ts), attributes=attributes
         )
         spans.turn_agent = agent
         spans.turn_token = self._context.attach(self._trace.set_span_in_context(spans.turn))
@@ -203,6 +205,12 @@ class OpenTelemetryListener:
         spans.model = None
 
     def _stop_chat(self, spans: _ChatSpans, event: ChatStopped) -> None:
+        failed = event.reason.kind.value == "error"
+        unfinished = [*spans.tools.values(), spans.model, spans.turn] if failed else []
+        for span in [*unfinished, spans.chat]:  # what the error interrupted, and the chat
+            if span is not None and failed:
+                span.set_attribute("error.type", _error_type(event.reason.detail))
+                span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, event.reason.detail))
         for span in spans.tools.values():
             span.end(end_time=_ns(event.ts))
         if spans.model is not None:
@@ -213,12 +221,16 @@ class OpenTelemetryListener:
         chat.set_attribute("parley.stop_reason.detail", event.reason.detail)
         chat.set_attribute("gen_ai.usage.input_tokens", int(event.usage.get("prompt_tokens", 0)))
         chat.set_attribute("gen_ai.usage.output_tokens", int(event.usage.get("completion_tokens", 0)))
-        if event.reason.kind.value == "error":
-            chat.set_status(self._trace.Status(self._trace.StatusCode.ERROR, event.reason.detail))
         if spans.token is not None:
             self._context.detach(spans.token)
         chat.end(end_time=_ns(event.ts))
         del self._chats[event.chat_id]
+
+
+def _error_type(detail: str) -> str:
+    """The class of the exception a chat stopped on (its stop reason reads ``"Class: message"``)."""
+    name = detail.split(":", 1)[0]
+    return name if name.isidentifier() else "_OTHER"
 
 
 def _ns(ts: float) -> int:

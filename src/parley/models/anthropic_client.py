@@ -128,6 +128,9 @@ class AnthropicClient:
             client_options=options,
         )
 
+    provider = "anthropic"
+    """The provider, as OpenTelemetry's GenAI conventions name it (``gen_ai.provider.name``)."""
+
     @property
     def endpoint(self) -> str:
         """Where requests go."""

@@ -32,6 +32,14 @@ PROVIDERS: dict[str, str] = {
     "local": "parley.models.local:LocalModel",
 }
 
+#: ``gen_ai.provider.name`` (OpenTelemetry's GenAI conventions) of each ``api_type``.
+_PROVIDER_NAMES = {
+    "openai": "openai",
+    "azure": "azure.ai.openai",
+    "anthropic": "anthropic",
+    "local": "llama.cpp",
+}
+
 #: How a model is asked for tool calls: its native tool calling, or a JSON schema (see ``json_tools``).
 TOOL_CALL_MODES = ("native", "json_schema")
 
@@ -385,6 +393,12 @@ class ConfigListClient:
             self._store(index, keys, caches, response)
             return response
         raise _all_failed(failures)
+
+    @property
+    def provider(self) -> str:
+        """The provider of the first config, as OpenTelemetry's GenAI conventions name it."""
+        api_type = self.config_list[0].get("api_type") or "openai"
+        return _PROVIDER_NAMES.get(api_type, api_type)
 
     def _client(self, index: int) -> ModelClient:
         client = self._clients[index]

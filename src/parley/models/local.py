@@ -197,6 +197,9 @@ class LocalModel:
             return self.model_path.name
         return DEFAULT_WEIGHTS.file_name
 
+    provider = "llama.cpp"
+    """The provider, as OpenTelemetry's GenAI conventions name it (``gen_ai.provider.name``)."""
+
     @property
     def endpoint(self) -> str:
         """Where the model runs, for error messages."""

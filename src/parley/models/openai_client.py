@@ -175,6 +175,11 @@ class OpenAIClient:
         )
 
     @property
+    def provider(self) -> str:
+        """The provider, as OpenTelemetry's GenAI conventions name it (``gen_ai.provider.name``)."""
+        return "azure.ai.openai" if self.api_type == "azure" else "openai"
+
+    @property
     def endpoint(self) -> str:
         """Where requests go."""
         if self.api_type == "azure":
