@@ -393,6 +393,60 @@ def test_a_context_value_that_cannot_be_stored_is_named_when_it_is_set():
     assert [record.kind for record in store.load("k")] == ["chat_started", "message", "message"]
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({1: "a"}, r"it has the key 1 \(int\), which would come back as a string"),
+        ({1: "a", "1": "b"}, r"it has the key 1 \(int\)"),
+        ({"ok": [1, {"at": (3, 4)}]}, r"it\['ok'\]\[1\]\['at'\] is a tuple, which would come back as a list"),
+        (float("nan"), "Out of range float values are not JSON compliant"),
+        ({"rate": float("inf")}, "Out of range float values are not JSON compliant"),
+    ],
+)
+def test_a_context_value_json_would_change_is_refused_not_stored_changed(value: Any, problem: str):
+    """A resumed chat would get back another value (string keys for int keys, a list for a tuple, one
+    value of two keys that become one) or an export that is not JSON (NaN): refused when set."""
+
+    def remember(context_variables: dict[str, Any]) -> str:
+        context_variables["kept"] = value
+        return "kept"
+
+    store = MemoryStore()
+    agent = SwarmAgent(
+        "keeper", llm_config=ScriptedModel([tool_call("remember", id="c1"), "done"]), functions=[remember]
+    )
+    with pytest.raises(
+        UnstorableValueError, match=f"context variable 'kept' of chat 'k' cannot be stored: {problem}"
+    ):
+        initiate_swarm_chat(agent, "keep this", [agent], store=store, chat_id="k", silent=True)
+    assert [record.kind for record in store.load("k")] == ["chat_started", "message", "message"]
+
+    with pytest.raises(UnstorableValueError, match="context variable 'start'"):
+        initiate_swarm_chat(
+            agent, "keep this", [agent], context_variables={"start": value}, store=store, chat_id="k2"
+        )
+    assert store.load("k2") == []
+
+
+def test_json_data_in_the_context_comes_back_as_it_was_after_a_resume():
+    value = {"ids": [1, 2.5, None, True, "é"], "nested": {"deep": [{"x": -0.0}]}}
+    store = MemoryStore()
+
+    def remember(context_variables: dict[str, Any]) -> str:
+        context_variables["kept"] = value
+        return "kept"
+
+    def run(replies: list[Any]) -> Any:
+        agent = SwarmAgent("keeper", llm_config=ScriptedModel(replies), functions=[remember])
+        return initiate_swarm_chat(agent, "keep this", [agent], store=store, chat_id="j", silent=True)
+
+    with pytest.raises(RuntimeError, match="crash"):
+        run([tool_call("remember", id="c1"), RuntimeError("crash")])
+    _, context, _ = run(["done"])
+
+    assert context["kept"] == value
+
+
 def test_the_same_chat_cannot_run_twice_at_once():
     store = MemoryStore()
     log = store.open("busy")

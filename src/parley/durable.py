@@ -11,7 +11,6 @@ in the order they start, which a re-run repeats.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -216,8 +215,12 @@ def chat_id_of(durable: Durability | None, chat_id: str | None) -> str | None:
     return durable.chat_id if durable is not None else chat_id
 
 
-_as_text = functools.partial(json.dumps, sort_keys=True, default=repr)
-"""What a call started a chat with, as text to compare (an opening, a starting context)."""
+def _as_text(value: Any) -> str:
+    """What a call started a chat with, as text to compare (an opening, a starting context)."""
+    try:
+        return json.dumps(value, sort_keys=True, default=repr)
+    except TypeError:  # keys of several types cannot be sorted
+        return json.dumps(value, default=repr)
 
 
 def _check_context(durable: Durability, replayed: Replayed, given: Any) -> None:

@@ -43,6 +43,8 @@ class UnstorableValueError(TypeError):
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_STRICT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""For context values, which must come back as they were: no NaN or infinity (not JSON)."""
 
 
 def encode(record: dict[str, Any]) -> str:
@@ -178,14 +180,7 @@ class Journal:
                 raise UnstorableValueError(
                     f"context variable keys must be strings; chat {self.state.chat_id!r} has the key {key!r}"
                 )
-            try:
-                text = encode(value)
-            except (TypeError, ValueError) as error:
-                raise UnstorableValueError(
-                    f"context variable {key!r} of chat {self.state.chat_id!r} cannot be stored: {error}. "
-                    "A durable chat keeps JSON data in its context (strings, numbers, booleans, None, "
-                    "lists and dicts of them)"
-                ) from None
+            text = _context_text(key, value, self.state.chat_id)
             if old is None or old[1] != text:
                 changed[key] = value
             seen[key] = (value, text)
@@ -193,6 +188,44 @@ class Journal:
         for key in removed:
             del seen[key]
         return changed, removed
+
+
+def _context_text(key: str, value: Any, chat_id: str) -> str:
+    """``value`` as JSON text, if it comes back from it as it is."""
+    problem: str | None
+    try:
+        text = _STRICT_ENCODER.encode(value)
+    except (TypeError, ValueError) as error:
+        text, problem = "", str(error)
+    else:
+        same = type(value) in _IMMUTABLE or json.loads(text) == value
+        problem = None if same else _changed_part(value, "it") or "it would come back changed"
+    if problem is not None:
+        raise UnstorableValueError(
+            f"context variable {key!r} of chat {chat_id!r} cannot be stored: {problem}. A durable chat "
+            "keeps JSON data in its context (strings, finite numbers, booleans, None, lists, and dicts "
+            "with string keys), so that a resumed chat gets back what it had"
+        )
+    return text
+
+
+def _changed_part(value: Any, path: str) -> str | None:
+    """What of ``value`` JSON would not give back as it is, and where (``None``: nothing)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has the key {key!r} ({type(key).__name__}), which would come back as a string"
+            found = _changed_part(item, f"{path}[{key!r}]")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        if isinstance(value, tuple):
+            return f"{path} is a tuple, which would come back as a list"
+        for index, item in enumerate(value):
+            found = _changed_part(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 # ----------------------------------------------------------------------------------------------------
