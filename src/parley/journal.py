@@ -19,6 +19,7 @@ state the chat had after the last one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -47,9 +48,17 @@ _STRICT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), al
 """For context values, which must come back as they were: no NaN or infinity (not JSON)."""
 
 
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+_has_surrogate = re.compile("[\ud800-\udfff]").search
+
+
 def encode(record: dict[str, Any]) -> str:
-    """A record as compact JSON text."""
-    return _ENCODER.encode(record)
+    """A record as compact JSON text that is valid UTF-8: text holding a lone surrogate (a model's reply
+    with an undecodable byte, say), which no database takes as text, is written with escapes."""
+    text = _ENCODER.encode(record)
+    if not text.isascii() and _has_surrogate(text):
+        return _ASCII_ENCODER.encode(record)
+    return text
 
 
 def handoff_data(handoff: Any) -> Any:

@@ -135,6 +135,35 @@ def test_an_unknown_chat_is_an_error_that_says_how_to_list_the_chats(support_cha
     )
 
 
+@pytest.mark.parametrize("chat_id", ["", "   ", "tab\there"])
+def test_a_chat_id_no_chat_can_have_is_a_usage_error(support_chat: str, chat_id: str, capsys):
+    assert main(["chats", "show", support_chat, chat_id]) == 2
+
+    assert "error: a chat_id must be a non-empty string of printable characters" in capsys.readouterr().err
+
+
+def test_text_with_lone_surrogates_is_shown_and_exported_as_escapes(tmp_path: Path, capsys):
+    """A model's reply with a byte that did not decode is stored, and the command line shows it."""
+    from parley import ConversableAgent, FunctionModel
+    from parley.models import ModelResponse, Usage
+
+    def reply(request: object) -> ModelResponse:
+        return ModelResponse({"role": "assistant", "content": "bad \udcff byte"}, Usage(1, 1))
+
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    for _ in range(2):  # the second run returns the recorded result
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+        result = user.initiate_chat(assistant, "hi \ud800", max_turns=1, store=url, chat_id="s", silent=True)
+        assert [m["content"] for m in result.chat_history] == ["hi \ud800", "bad \udcff byte"]
+
+    assert main(["chats", "show", url, "s"]) == 0
+    assert "assistant: bad \\udcff byte" in capsys.readouterr().out
+    assert main(["chats", "export", url, "s"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert [m["content"] for m in exported["messages"]] == ["hi \ud800", "bad \udcff byte"]
+
+
 def test_a_missing_store_is_an_error_and_is_not_created(tmp_path: Path, capsys):
     missing = tmp_path / "typo.db"
 

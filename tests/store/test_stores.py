@@ -368,6 +368,17 @@ def _set_schema_version(store_url: str, version: int) -> None:
         connection.execute("UPDATE parley_meta SET value = %s WHERE key = 'schema_version'", (str(version),))
 
 
+def test_a_schema_version_that_is_no_number_is_a_clear_error(store: ChatStore, store_url: str):
+    store.close()
+    _set_schema_version(store_url, "two")  # type: ignore[arg-type]
+    try:
+        with pytest.raises(StoreUnavailableError, match="its schema version is 'two', not a number"):
+            open_store(store_url)
+    finally:
+        _set_schema_version(store_url, SCHEMA_VERSION)
+    open_store(store_url).close()
+
+
 def test_a_sqlite_store_in_a_missing_directory_or_on_a_directory_says_so(tmp_path):
     missing = tmp_path / "no-such-dir" / "chats.db"
     with pytest.raises(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -44,9 +45,19 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def run(args: argparse.Namespace) -> int:
     """Run ``parley chats``."""
     from parley.store import StoreError, read_transcript, store_from_url
+    from parley.store.base import check_chat_id
 
+    for stream in (sys.stdout, sys.stderr):  # text a model gave with lone surrogates, as escapes
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    if args.action != "list":
+        try:
+            check_chat_id(args.chat_id)
+        except (TypeError, ValueError) as error:
+            errors.print(f"[bold red]error:[/] {escape(str(error))}")
+            return 2
     try:
         store = store_from_url(args.store, create=False)
     except StoreError as error:

@@ -70,3 +70,18 @@ class RecordConflictError(StoreError):
             or f"chat {chat_id!r} in {store_url} already has a record with seq {seq}: someone else wrote "
             "this chat; nothing was overwritten and none of the records of this append were stored"
         )
+
+
+def schema_version(store_url: str, value: object) -> int:
+    """The schema version a store's ``parley_meta`` table records, which must be a whole number.
+
+    Raises:
+        StoreUnavailableError: it is not one (the table was changed by hand, or is another program's).
+    """
+    try:
+        return int(str(value))
+    except ValueError:
+        raise StoreUnavailableError(
+            f"cannot open the store {store_url}: its schema version is {value!r}, not a number "
+            "(parley_meta was not written by parley)"
+        ) from None

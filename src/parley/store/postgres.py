@@ -38,6 +38,7 @@ from parley.store.errors import (
     StoreUnavailableError,
     StoreURLError,
     StoreVersionError,
+    schema_version,
 )
 from parley.store.urls import redact
 
@@ -229,13 +230,12 @@ class PostgresStore:
         except psycopg.Error as error:
             raise StoreUnavailableError(f"cannot open the store {self.url}: {_cause(error)}") from error
 
-    @staticmethod
-    def _schema_version(connection: psycopg.Connection[Any]) -> int | None:
+    def _schema_version(self, connection: psycopg.Connection[Any]) -> int | None:
         row = connection.execute("SELECT to_regclass('parley_meta') IS NOT NULL").fetchone()
         if row is None or not row[0]:
             return None
         row = connection.execute("SELECT value FROM parley_meta WHERE key = 'schema_version'").fetchone()
-        return None if row is None else int(row[0])
+        return None if row is None else schema_version(self.url, row[0])
 
     # the store ----------------------------------------------------------------------------------------
 

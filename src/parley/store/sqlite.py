@@ -34,6 +34,7 @@ from parley.store.errors import (
     StoreError,
     StoreUnavailableError,
     StoreVersionError,
+    schema_version,
 )
 from parley.store.lease_files import LeaseFile, stop_using, use_lease_file
 
@@ -202,7 +203,7 @@ class SQLiteStore:
         row = self._connection.execute(
             "SELECT value FROM parley_meta WHERE key = 'schema_version'"
         ).fetchone()
-        return None if row is None else int(row[0])
+        return None if row is None else schema_version(self.url, row[0])
 
     # the store ----------------------------------------------------------------------------------------
 
