@@ -342,3 +342,47 @@ def test_the_managers_last_message_with_each_agent_is_the_last_of_what_they_exch
         manager.last_message()
     with pytest.raises(KeyError, match="no conversation with outsider"):
         manager.last_message(quiet("outsider"))
+
+
+# async reply functions in synchronous chats ------------------------------------------------------------
+
+
+async def async_reply(recipient: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
+    return True, f"{recipient.name} async"
+
+
+def test_a_member_with_an_async_reply_function_cannot_speak_in_a_sync_group_chat():
+    """As in AG2: the function cannot run there, and skipping it would make the member reply ''."""
+    a, b = quiet("a"), quiet("b")
+    b.register_reply([Agent, None], async_reply, position=0)
+    manager = GroupChatManager(GroupChat([a, b], messages=[], speaker_selection_method="round_robin"))
+
+    with pytest.raises(
+        RuntimeError, match=r"b has async reply functions \['async_reply'\]: run the chat with"
+    ):
+        a.initiate_chat(manager, "group", silent=True)
+
+
+async def test_the_async_twin_runs_it_and_the_sync_chat_can_be_told_to_skip_it():
+    a, b = quiet("a"), quiet("b")
+    b.register_reply([Agent, None], async_reply, position=0)
+    groupchat = GroupChat([a, b], messages=[], speaker_selection_method="round_robin", max_round=2)
+    await a.a_initiate_chat(GroupChatManager(groupchat), "group", silent=True)
+    assert [m["content"] for m in groupchat.messages] == ["group", "b async"]
+
+    c, d = quiet("c"), quiet("d")
+    d.register_reply([Agent, None], async_reply, position=0, ignore_async_in_sync_chat=True)
+    groupchat = GroupChat([c, d], messages=[], speaker_selection_method="round_robin", max_round=2)
+    c.initiate_chat(GroupChatManager(groupchat), "group", silent=True)
+    assert [m["content"] for m in groupchat.messages] == ["group", "d here"]
+
+
+def test_a_swarm_agent_with_an_async_reply_function_cannot_run_in_a_sync_swarm():
+    from parley import AFTER_WORK, SwarmAgent, initiate_swarm_chat
+
+    agent = SwarmAgent("solo", llm_config=False, human_input_mode="NEVER")
+    agent.register_reply([Agent, None], async_reply, position=0)
+    agent.register_hand_off(AFTER_WORK("TERMINATE"))
+
+    with pytest.raises(RuntimeError, match=r"solo has async reply functions \['async_reply'\]"):
+        initiate_swarm_chat(agent, "go", [agent], silent=True)

@@ -26,7 +26,15 @@ from parley.agent_base import Agent, check_protocol_agent
 from parley.chat_result import ChatResult
 from parley.context_variables import ContextVariables
 from parley.durable import Durability, chat_id_of, durability
-from parley.engine import Alternating, Chat, RepliesOnReceive, attach_partial_result, current_chat, run_sync
+from parley.engine import (
+    Alternating,
+    Chat,
+    RepliesOnReceive,
+    attach_partial_result,
+    current_chat,
+    refuse_async_reply_functions,
+    run_sync,
+)
 from parley.events import ConsolePrinter, Listener, MessageSent
 from parley.exceptions import AgentNameConflictError, InvalidCarryOverTypeError
 from parley.human_reply import HumanReplyMixin
@@ -932,13 +940,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             ChatResult with ``stop_reason`` saying which rule ended the chat.
         """
         recipient = _participant(recipient)
-        for agent in (self, recipient):
-            unusable = agent._async_reply_functions_unusable_in_sync_chat()
-            if unusable:
-                raise RuntimeError(
-                    f"{agent.name} has async reply functions {unusable}: run the chat with a_initiate_chat, "
-                    "or register them with ignore_async_in_sync_chat=True"
-                )
+        refuse_async_reply_functions((self, recipient))
         opening = _Opening(
             message, max_turns, summary_method, summary_args, clear_history, silent, kwargs, stop_when, cache
         )

@@ -506,6 +506,8 @@ class Chat:
     async def _loop(self, *, sync: bool) -> None:
         if self.state.stop_reason is not None:
             return
+        if sync:
+            refuse_async_reply_functions(self.peers)
         token = current_chat.set(self)
         self.running = True
         speaking: ConversableAgent | None = None
@@ -677,6 +679,22 @@ def _take_spending(counted: Spent, recorded: ChatState) -> None:
         for message in recorded.messages
         if message.get("role") == "tool"
     )
+
+
+def refuse_async_reply_functions(agents: Iterable[ConversableAgent]) -> None:
+    """Refuse to run a synchronous chat in which an agent has an async reply function (it cannot be run
+    there, and skipping it would change the agent's replies).
+
+    Raises:
+        RuntimeError: naming the agent and its functions.
+    """
+    for agent in agents:
+        unusable = agent._async_reply_functions_unusable_in_sync_chat()
+        if unusable:
+            raise RuntimeError(
+                f"{agent.name} has async reply functions {unusable}: run the chat with its a_ twin "
+                "(a_initiate_chat...), or register them with ignore_async_in_sync_chat=True"
+            )
 
 
 def runs_user_code(agent: ConversableAgent) -> bool:
