@@ -386,3 +386,34 @@ def test_a_swarm_agent_with_an_async_reply_function_cannot_run_in_a_sync_swarm()
 
     with pytest.raises(RuntimeError, match=r"solo has async reply functions \['async_reply'\]"):
         initiate_swarm_chat(agent, "go", [agent], silent=True)
+
+
+def test_a_selection_function_may_repeat_a_speaker_though_allow_repeat_speaker_is_false():
+    """As in AG2, allow_repeat_speaker limits parley's own choices, not a function's."""
+    a, b, c = quiet("a"), quiet("b"), quiet("c")
+    groupchat = GroupChat(
+        [a, b, c],
+        messages=[],
+        speaker_selection_method=lambda last, group: b,
+        max_round=4,
+        allow_repeat_speaker=False,
+    )
+
+    a.initiate_chat(GroupChatManager(groupchat), "start", silent=True)
+
+    assert names(groupchat) == ["a", "b", "b", "b"]
+
+
+def test_a_selection_function_must_keep_to_a_graph_the_group_was_given():
+    a, b = quiet("a"), quiet("b")
+    groupchat = GroupChat(
+        [a, b],
+        messages=[],
+        speaker_selection_method=lambda last, group: b,
+        max_round=4,
+        allowed_or_disallowed_speaker_transitions={a: [b], b: [a]},
+        speaker_transitions_type="allowed",
+    )
+
+    with pytest.raises(ValueError, match="the speaker transitions do not allow b -> b"):
+        a.initiate_chat(GroupChatManager(groupchat), "start", silent=True)

@@ -358,7 +358,8 @@ class SpeakerSelection:
                 f"speaker_selection_method {_function_name(method)} returned {picked.name!r}, which is not "
                 f"an agent of this group chat (agents: {groupchat.agent_names})"
             )
-        if _is_member(groupchat.agents, last):
+        # a graph the group was given binds the function; allow_repeat_speaker does not (as in AG2)
+        if groupchat.allowed_or_disallowed_speaker_transitions and _is_member(groupchat.agents, last):
             assert last is not None
             allowed = groupchat.allowed_speaker_transitions_dict.get(last) or []
             if not any(picked is target for target in allowed):
