@@ -417,3 +417,18 @@ def test_a_selection_function_must_keep_to_a_graph_the_group_was_given():
 
     with pytest.raises(ValueError, match="the speaker transitions do not allow b -> b"):
         a.initiate_chat(GroupChatManager(groupchat), "start", silent=True)
+
+
+def test_append_names_the_message_after_its_speaker_as_ag2_does():
+    a, b = quiet("a"), quiet("b")
+    groupchat = GroupChat([a, b], messages=[])
+
+    groupchat.append({"content": "hello", "role": "user", "name": "zzz"}, b)
+    groupchat.append({"content": "42", "role": "function", "name": "lookup"}, b)
+    groupchat.append("plain", a)
+
+    assert [(m["name"], m["content"]) for m in groupchat.messages] == [
+        ("b", "hello"),
+        ("lookup", "42"),
+        ("a", "plain"),
+    ]

@@ -392,7 +392,10 @@ class GroupChat:
         self.messages.clear()
 
     def append(self, message: Message | str, speaker: Agent) -> None:
-        """Add a message said by ``speaker`` to the messages (outside a running chat)."""
+        """Add a message said by ``speaker`` to the messages (outside a running chat). As in AG2, the
+        message is named after ``speaker`` whatever name it had, unless it is a function's result."""
+        if isinstance(message, dict) and message.get("role") != "function" and "name" in message:
+            message = {**message, "name": speaker.name}
         self.messages.append(to_logged(message, speaker.name, parameter="message"))
 
     def select_speaker_msg(self, agents: Sequence[Agent] | None = None) -> str:
