@@ -323,6 +323,39 @@ def test_the_same_chat_id_with_another_opening_message_is_another_call_and_an_er
     assert again.chat_history[0]["content"] == "refund order 1"
 
 
+def test_an_opening_a_human_typed_or_a_function_made_is_not_another_calls_message(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A chat started by asking a human (message=None), re-run with a message, is another call; so is
+    one whose opening a function made, re-run with the human or a message."""
+    monkeypatch.setattr("builtins.input", lambda prompt="": "hello")
+    store = MemoryStore()
+
+    def run(message: Any, chat_id: str) -> Any:
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["ok"]), human_input_mode="NEVER")
+        return user.initiate_chat(assistant, message, max_turns=1, store=store, chat_id=chat_id, silent=True)
+
+    assert [m["content"] for m in run(None, "asked").chat_history] == ["hello", "ok"]
+    with pytest.raises(
+        ValueError,
+        match=r"was started with the message a human typed \(message=None\); this call starts it with "
+        r"'delete my account'",
+    ):
+        run("delete my account", "asked")
+    assert [m["content"] for m in run(None, "asked").chat_history] == ["hello", "ok"]
+
+    def made(sender: Any, recipient: Any, context: Any) -> str:
+        return "made"
+
+    run(made, "made")
+    with pytest.raises(
+        ValueError, match="was started with a message made by a function; this call starts it with"
+    ):
+        run(None, "made")
+    assert [m["content"] for m in run(made, "made").chat_history] == ["made", "ok"]
+
+
 class FailingModel:
     """Answers its ``n``-th reply of the chat with ``reply n``, using 100 + 10 tokens at $0.10, except
     that its call ``fail_at`` raises, as a model server that goes away does."""

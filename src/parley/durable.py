@@ -106,10 +106,18 @@ class Durability:
     def resuming(self) -> bool:
         return self.replayed is not None
 
-    def attach(self, chat: Chat, shape: str, agents: Sequence[ConversableAgent], opening: Any = None) -> None:
+    def attach(
+        self,
+        chat: Chat,
+        shape: str,
+        agents: Sequence[ConversableAgent],
+        opening: Any = None,
+        opening_kind: str = "given",
+    ) -> None:
         """Make ``chat`` durable: continue it from the records, or record its start. ``opening`` is what
-        the call starts the chat with, when it is data (the message text, a list of messages): a call
-        with another opening is another call, not the one that started the chat.
+        the call starts the chat with, when it is data (the message text, a list of messages), and
+        ``opening_kind`` where it comes from (``"given"``, ``"function"``: a callable's, ``"human"``: asked
+        of a human): a call with another opening is another call, not the one that started the chat.
 
         Raises:
             ValueError: the records are of another kind of chat, or started with another opening, or name
@@ -128,6 +136,7 @@ class Durability:
             }
             if opened is not None:
                 started["opening"] = opened
+            started["opening_kind"] = opening_kind
             if chat.state.messages:
                 started["seed_log"] = list(chat.state.messages)
             if chat.describe is not None:
@@ -146,10 +155,14 @@ class Durability:
                 f"continued as a {_kind(shape)}"
             )
         recorded_opening = replayed.started.get("opening")
-        if opened is not None and recorded_opening is not None and recorded_opening != opened:
+        recorded_kind = replayed.started.get("opening_kind", opening_kind)  # older records: not kept
+        if recorded_kind != opening_kind or (
+            opened is not None and recorded_opening is not None and recorded_opening != opened
+        ):
             raise ValueError(
-                f"chat {self.chat_id!r} in {self.store.url} was started with {_shown(recorded_opening)}; "
-                f"this call starts it with {_shown(opened)}. The same call continues the chat (or returns "
+                f"chat {self.chat_id!r} in {self.store.url} was started with "
+                f"{_opening_shown(recorded_kind, recorded_opening)}; this call starts it with "
+                f"{_opening_shown(opening_kind, opened)}. The same call continues the chat (or returns "
                 "its result, once finished): give a new chat_id for a new chat"
             )
         names = [agent.name for agent in agents]
@@ -248,6 +261,15 @@ def _kind(shape: Any) -> str:
     return {"chat": "two-agent chat", "swarm": "swarm chat", "group": "group chat"}.get(
         str(shape), f"{shape} chat"
     )
+
+
+def _opening_shown(kind: str, opening: str | None) -> str:
+    """Where an opening came from, as the error about another opening says it."""
+    if kind == "human":
+        return "the message a human typed (message=None)"
+    if kind == "function" or opening is None:
+        return "a message made by a function"
+    return _shown(opening)
 
 
 def _shown(opening: str) -> str:
