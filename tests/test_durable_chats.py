@@ -4,6 +4,7 @@ any record continues the chat exactly where it stopped."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -672,3 +673,30 @@ def test_a_swarm_retried_with_the_context_object_its_first_run_changed_goes_on()
     )
 
     assert resumed.chat_history == uninterrupted.chat_history
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        ("'not json'", r"JSONDecodeError: Expecting value"),
+        ("""'{"kind": "message"}'""", r"KeyError: 'message'"),
+    ],
+)
+def test_records_changed_outside_parley_are_a_clear_store_error(tmp_path: Path, damage: str, problem: str):
+    import sqlite3
+
+    from parley.store import StoreError
+
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+
+    def run() -> Any:
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["ok"]), human_input_mode="NEVER")
+        return user.initiate_chat(assistant, "hi", max_turns=1, store=url, chat_id="d", silent=True)
+
+    run()
+    with sqlite3.connect(tmp_path / "chats.db") as connection:
+        connection.execute(f"UPDATE parley_records SET data = {damage} WHERE seq = 1")
+
+    with pytest.raises(StoreError, match=rf"chat 'd' in {url} cannot be read back: .*\({problem}"):
+        run()

@@ -90,9 +90,19 @@ class Durability:
         self.log: ChatLog = store.open(chat_id)
         try:
             self.replayed: Replayed | None = None
-            records = decode(self.log.records())
-            if records:
-                self.replayed = replay(records, chat_id)
+            records = self.log.records()
+            try:
+                decoded = decode(records)
+                if decoded:
+                    self.replayed = replay(decoded, chat_id)
+            except (ValueError, KeyError, TypeError, IndexError) as error:  # JSON's errors are ValueErrors
+                from parley.store import StoreError
+
+                raise StoreError(
+                    f"chat {chat_id!r} in {store.url} cannot be read back: its {len(records)} records "
+                    f"do not replay ({type(error).__name__}: {error}); they were changed outside parley or "
+                    "written by another program. Nothing was changed"
+                ) from error
         except BaseException:
             self.log.close()
             raise
