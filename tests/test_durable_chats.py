@@ -700,3 +700,39 @@ def test_records_changed_outside_parley_are_a_clear_store_error(tmp_path: Path, 
 
     with pytest.raises(StoreError, match=rf"chat 'd' in {url} cannot be read back: .*\({problem}"):
         run()
+
+
+def test_a_tool_call_a_model_gave_no_id_gets_one_that_its_result_and_a_resume_keep():
+    """Some servers give tool calls no id: the tool still gets one to key its side effects on, the
+    result answers it, and a resumed chat runs the call again with the same one."""
+    seen: list[Any] = []
+
+    def charge(amount: int, tool_call_id: str) -> str:
+        seen.append(tool_call_id)
+        if len(seen) == 1:
+            raise KeyboardInterrupt  # the process dies while the tool runs
+        return "charged"
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        if request.messages[-1].get("role") == "tool":
+            return ModelResponse({"role": "assistant", "content": "done"}, Usage(1, 1))
+        call = {"type": "function", "function": {"name": "charge", "arguments": '{"amount": 5}'}}
+        return ModelResponse({"role": "assistant", "content": None, "tool_calls": [call]}, Usage(1, 1))
+
+    store = MemoryStore()
+
+    def run() -> Any:
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+        register_function(charge, caller=assistant, executor=user, description="Charge.")
+        return user.initiate_chat(assistant, "pay", max_turns=2, store=store, chat_id="ids", silent=True)
+
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    result = run()
+
+    assert len(seen) == 2 and isinstance(seen[0], str) and seen[0].startswith("call_")
+    assert seen[1] == seen[0]
+    call_id = result.chat_history[1]["tool_calls"][0]["id"]
+    assert call_id == seen[0]
+    assert result.chat_history[2]["tool_responses"][0]["tool_call_id"] == call_id

@@ -175,6 +175,9 @@ class ModelReplyMixin:
                     f"{self._name}'s model ({model}) replied with tool calls that are not a list of "
                     f"well-formed calls: {error}"
                 ) from None
+            for call in calls:
+                if not call.get("id"):  # a server that gives none: results answer a call by its id
+                    call["id"] = _new_call_id()
             return Reply(content=message.get("content"), role="assistant", tool_calls=calls)
         return message.get("content") or ""
 
@@ -200,6 +203,12 @@ def model_provider(client: Any) -> str:
     ``_OTHER`` (a model of the application's own, a scripted one)."""
     provider = getattr(client, "provider", None)
     return provider if isinstance(provider, str) and provider else "_OTHER"
+
+
+def _new_call_id() -> str:
+    from parley.models.json_tools import new_call_id
+
+    return new_call_id()
 
 
 def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:
