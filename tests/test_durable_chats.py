@@ -736,3 +736,12 @@ def test_a_tool_call_a_model_gave_no_id_gets_one_that_its_result_and_a_resume_ke
     call_id = result.chat_history[1]["tool_calls"][0]["id"]
     assert call_id == seen[0]
     assert result.chat_history[2]["tool_responses"][0]["tool_call_id"] == call_id
+
+
+def test_a_path_given_as_the_store_is_an_error_that_shows_its_url(tmp_path: Path):
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    other = ConversableAgent("other", llm_config=False, human_input_mode="NEVER")
+
+    with pytest.raises(TypeError, match=rf"for a SQLite file, store='sqlite:///{tmp_path}/chats.db'"):
+        user.initiate_chat(other, "hi", max_turns=1, store=tmp_path / "chats.db", chat_id="p", silent=True)
+    assert not (tmp_path / "chats.db").exists()

@@ -12,6 +12,7 @@ in the order they start, which a re-run repeats.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
@@ -74,9 +75,10 @@ def open_store(store: Any) -> ChatStore:
 
         return open_url(store)
     if not (hasattr(store, "open") and hasattr(store, "load")):
+        hint = f": for a SQLite file, store='sqlite:///{store}'" if isinstance(store, os.PathLike) else ""
         raise TypeError(
             f"store must be a URL ('sqlite:///path/chats.db', 'postgresql://...') or a store object, "
-            f"not {store!r}"
+            f"not {store!r}{hint}"
         )
     return store
 
