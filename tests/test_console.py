@@ -228,7 +228,7 @@ def test_a_printed_swarm_reads_as_ag2s_console(capsys):
         + f"\n{RULE}\n"
         "\n>>>>>>>> handoff: triage -> billing\n"
         f"billing (to chat_manager):\n\nRefunded.\n\n{RULE}\n"
-        "\n>>>>>>>> CHAT STOPPED: billing's after-work ends the chat\n"
+        "\n>>>>>>>> CHAT STOPPED: billing replied without handing off; the chat's after-work ends the chat\n"
     )
 
 

@@ -568,7 +568,19 @@ def test_console_shows_handoffs_and_the_stop_reason(capsys):
     printed = capsys.readouterr().out
     assert "_User (to chat_manager):" in printed
     assert ">>>>>>>> handoff: a -> b" in printed
-    assert "CHAT STOPPED: b's after-work ends the chat" in printed
+    assert "CHAT STOPPED: b replied without handing off; the chat's after-work ends the chat" in printed
+
+
+def test_the_stop_reason_says_whose_after_work_ended_the_chat():
+    own = agent("own", "done")
+    own.register_hand_off(AFTER_WORK("TERMINATE"))
+    result, _, _ = initiate_swarm_chat(own, "hi", [own], silent=True)
+    assert str(result.stop_reason) == "own's after-work ends the chat"
+
+    plain = agent("plain", "done")
+    result, _, _ = initiate_swarm_chat(plain, "hi", [plain], after_work=AFTER_WORK("TERMINATE"), silent=True)
+    assert str(result.stop_reason) == "plain replied without handing off; the chat's after-work ends the chat"
+    assert result.stop_reason.agent == "plain"
 
 
 def test_agents_remember_only_their_latest_swarm():

@@ -177,9 +177,11 @@ class HandoffRule:
         if isinstance(target, FunctionTarget):
             return self._call(target, speaker, chat, via)
         if isinstance(target, TerminateTarget):
-            return StopReason(
-                StopKind.TERMINATE_TARGET, f"{speaker.name}'s {via} ends the chat", speaker.name
-            )
+            if via == "after-work" and speaker.handoffs.after_work is None:  # the chat's, not the agent's
+                detail = f"{speaker.name} replied without handing off; the chat's after-work ends the chat"
+            else:
+                detail = f"{speaker.name}'s {via} ends the chat"
+            return StopReason(StopKind.TERMINATE_TARGET, detail, speaker.name)
         if isinstance(target, RevertToUserTarget):
             if self.user_agent is None:
                 return StopReason(
