@@ -337,6 +337,14 @@ def test_a_chat_id_is_a_non_empty_string(store: ChatStore, chat):
         store.open(chat)
 
 
+@pytest.mark.parametrize("chat", [" t1", "t1 "])
+def test_a_chat_id_with_spaces_around_it_is_refused(store: ChatStore, chat: str):
+    """``"t1 "`` would be another chat than ``"t1"`` that reads the same in ``parley chats list``."""
+    with pytest.raises(ValueError, match="a chat_id must not begin or end with spaces"):
+        store.open(chat)
+    assert store.load("t1") == []
+
+
 def test_the_power_durability_keeps_records_too(store_url: str, chat_id: str):
     separator = "&" if "?" in store_url else "?"
     store = open_store(f"{store_url}{separator}durability=power")

@@ -123,12 +123,15 @@ class ChatStore(Protocol):
 
 
 def check_chat_id(chat_id: object) -> str:
-    """``chat_id`` if it is text a person can read back and type (not empty, not only spaces, no control
-    characters), else a ``ValueError`` saying what it was."""
+    """``chat_id`` if it is text a person can read back and type (not empty, no control characters, no
+    spaces around it, which would make ``"t1"`` and ``"t1 "`` two chats that read alike), else a
+    ``ValueError`` saying what it was."""
     if not isinstance(chat_id, str) or not chat_id.strip() or not chat_id.isprintable():
         raise ValueError(
             f"a chat_id must be a non-empty string of printable characters, not only spaces; not {chat_id!r}"
         )
+    if chat_id != chat_id.strip():
+        raise ValueError(f"a chat_id must not begin or end with spaces: {chat_id!r}")
     return chat_id
 
 
