@@ -387,6 +387,29 @@ def test_parley_view_serves_until_interrupted(tmp_path):
             process.wait()
 
 
+def test_parley_view_stops_cleanly_on_ctrl_c_as_soon_as_it_prints_its_address(tmp_path):
+    """The address is printed once the server runs: a Ctrl-C right after it stops it, with no traceback
+    (one sent while the server thread was starting escaped the handler)."""
+    trace = write_trace(tmp_path / "t.jsonl", two_agent_chat())
+    for _ in range(5):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "parley", "view", str(trace)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            assert (process.stdout.readline() if process.stdout else "").startswith("parley view: ")
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=10) == 0
+            assert process.stderr is not None and process.stderr.read() == ""
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
 def test_fixture_traces_follow_the_format():
     for event in support_swarm() + two_agent_chat():
         assert {"v", "chat_id", "seq", "ts", "kind", "agent"} <= set(event)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 VIEW_HELP = (
@@ -50,13 +52,14 @@ def run(args: argparse.Namespace) -> int:
             f"parley view: cannot serve on 127.0.0.1:{args.port}: {error.strerror or error}", file=sys.stderr
         )
         return 1
-    print(f"parley view: {name} at {server.url} (Ctrl-C to stop)", flush=True)
     # The server answers from a thread of its own, so that Ctrl-C lands here, in a sleep, and not inside
     # the server's own code (starting a request's thread, say), where it would be taken for a failed
     # request and the server would go on. The sleeps are short: a signal the kernel hands to another
     # thread does not cut this thread's sleep short.
-    server.start()
     try:
+        with _interrupts_held():  # a Ctrl-C while the server starts counts once it has
+            server.start()
+        print(f"parley view: {name} at {server.url} (Ctrl-C to stop)", flush=True)
         while True:
             time.sleep(_WAKE_S)
     except KeyboardInterrupt:
@@ -64,6 +67,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.close()
     return 0
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT waits until the block ends (its threads, started here, never take it)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 _WAKE_S = 0.25
