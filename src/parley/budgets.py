@@ -223,15 +223,6 @@ class Budgets:
                     return info.fast_params
                 if len(log) > self._counted:
                     self._count(log)
-                mark = self._marks.get(agent)
-                if mark is not None and mark.tools is tools and info.count_tokens is None:
-                    head = getattr(request, "head", None)
-                    if (
-                        head
-                        and mark.system is head[0].get("content")
-                        and spent.tokens + mark.base + self.log_bytes <= info.fast_limit
-                    ):
-                        return info.fast_params
                 prompt = self._prompt_bound(agent, info, request, tools)
                 if spent.tokens + prompt <= info.fast_limit:
                     return info.fast_params
@@ -350,28 +341,15 @@ class Budgets:
                 if len(message) <= 3:  # content, role, name: a plain message
                     name = message.get("name")
                     total += len(content) if content.isascii() else len(content.encode())
-                    total += len(name.encode()) + _PER_MESSAGE if name else _PER_MESSAGE
+                    total += _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
                     continue
-                responses = message.get("tool_responses")
-                if responses and len(responses) == 1 and len(message) <= 4 and message.get("role") == "tool":
-                    response = responses[0]  # one result, whose text is the message's
-                    if response.get("content") is content and len(response) <= 3:
-                        total += len(content) if content.isascii() else len(content.encode())
-                        total += len(response.get("tool_call_id") or "") + _PER_MESSAGE
-                        continue
             elif content is None and len(message) <= 4:  # content, role, name and tool calls
                 calls = message.get("tool_calls")
                 if calls:
                     name = message.get("name")
-                    total += len(name.encode()) + _PER_MESSAGE if name else _PER_MESSAGE
-                    if len(calls) == 1:
-                        function = calls[0].get("function")
-                        arguments = function.get("arguments") if function else None
-                        if type(arguments) is str:
-                            total += len(arguments) if arguments.isascii() else len(arguments.encode())
-                            total += len(str(function.get("name", ""))) + 16
-                            continue
-                    total += _calls_bound(calls)
+                    total += _calls_bound(calls) + (
+                        _PER_MESSAGE if not name else len(name.encode()) + _PER_MESSAGE
+                    )
                     continue
             responses = message.get("tool_responses")
             if not responses:
