@@ -205,12 +205,11 @@ class OpenTelemetryListener:
         spans.model = None
 
     def _stop_chat(self, spans: _ChatSpans, event: ChatStopped) -> None:
-        failed = event.reason.kind.value == "error"
-        unfinished = [*spans.tools.values(), spans.model, spans.turn] if failed else []
-        for span in [*unfinished, spans.chat]:  # what the error interrupted, and the chat
-            if span is not None and failed:
-                span.set_attribute("error.type", _error_type(event.reason.detail))
-                span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, event.reason.detail))
+        if event.reason.kind.value == "error":  # what the error interrupted, and the chat
+            for span in (*spans.tools.values(), spans.model, spans.turn, spans.chat):
+                if span is not None:
+                    span.set_attribute("error.type", _error_type(event.reason.detail))
+                    span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, event.reason.detail))
         for span in spans.tools.values():
             span.end(end_time=_ns(event.ts))
         if spans.model is not None:
