@@ -19,7 +19,6 @@ state the chat had after the last one.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from parley.limits import Spent
 from parley.models.base import ModelResponse, Usage
 from parley.state import ChatState
 from parley.termination import StopReason
+from parley.utf8 import is_utf8
 
 if TYPE_CHECKING:
     from parley.messages import Message
@@ -49,16 +49,13 @@ _STRICT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), al
 
 
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
-_has_surrogate = re.compile("[\ud800-\udfff]").search
 
 
 def encode(record: dict[str, Any]) -> str:
     """A record as compact JSON text that is valid UTF-8: text holding a lone surrogate (a model's reply
     with an undecodable byte, say), which no database takes as text, is written with escapes."""
     text = _ENCODER.encode(record)
-    if not text.isascii() and _has_surrogate(text):
-        return _ASCII_ENCODER.encode(record)
-    return text
+    return text if is_utf8(text) else _ASCII_ENCODER.encode(record)
 
 
 def handoff_data(handoff: Any) -> Any:

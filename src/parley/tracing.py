@@ -14,6 +14,7 @@ import threading
 from typing import Any, TextIO
 
 from parley.events import ChatEvent, Listener, checked_listeners
+from parley.utf8 import is_utf8
 
 TRACE_VARIABLE = "PARLEY_TRACE"
 
@@ -38,11 +39,8 @@ class JsonlTrace:
     def __call__(self, event: ChatEvent) -> None:
         data = event.to_dict()
         line = json.dumps(data, ensure_ascii=False, default=_plain) + "\n"
-        if not line.isascii():
-            try:
-                line.encode("utf-8")
-            except UnicodeEncodeError:  # text that is no UTF-8 (a file name's undecodable bytes)
-                line = json.dumps(data, default=_plain) + "\n"
+        if not is_utf8(line):  # a file name's undecodable bytes, say: written as escapes
+            line = json.dumps(data, default=_plain) + "\n"
         with self._lock:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
