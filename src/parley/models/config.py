@@ -138,8 +138,9 @@ def _failed_class(last: type[BaseException]) -> type[AllConfigsFailedError]:
             found = type(AllConfigsFailedError.__name__, (AllConfigsFailedError, last), {})
         except TypeError:  # exception classes whose instances are laid out differently
             found = AllConfigsFailedError
-        found.__module__ = AllConfigsFailedError.__module__
-        found.__qualname__ = AllConfigsFailedError.__qualname__
+        else:
+            found.__module__ = AllConfigsFailedError.__module__
+            found.__qualname__ = AllConfigsFailedError.__qualname__
         _failed_as[last] = found
     return found
 
