@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the repository root holds benchmarks/
 
 from benchmarks.local_routing import (  # noqa: E402
+    REQUEST_SETS,
     Swarm,
     all_orders,
     decide,
@@ -25,19 +26,23 @@ from benchmarks.local_routing import (  # noqa: E402
     requests_for,
     summarize,
 )
-from benchmarks.routing_requests import ACCOUNT, BILLING, HELD_OUT, TECHNICAL, TUNING, Request  # noqa: E402
+from benchmarks.routing_requests import ACCOUNT, BILLING, TECHNICAL, Request  # noqa: E402
 
 
-def test_two_sets_of_at_least_sixty_requests_over_three_specialists_with_ambiguous_ones():
-    for requests in (TUNING, HELD_OUT):
-        assert len(requests) >= 60 and len({request.text for request in requests}) == len(requests)
+def test_every_set_has_sixty_requests_over_three_specialists_with_ambiguous_ones_and_none_shared():
+    sets = {name: load() for name, load in REQUEST_SETS.items()}
+    assert set(sets) == {"tuning", "held-out", "fresh", "final"}
+    for requests in sets.values():
+        assert len(requests) == 60 and len({request.text for request in requests}) == len(requests)
         assert Counter(request.expected for request in requests if not request.ambiguous) == {
             BILLING: 15,
             TECHNICAL: 15,
             ACCOUNT: 15,
         }
         assert sum(request.ambiguous for request in requests) == 15
-    assert not {request.text for request in TUNING} & {request.text for request in HELD_OUT}
+        assert all(request.ambiguous for request in requests if request.also)
+    texts = [request.text for requests in sets.values() for request in requests]
+    assert len(set(texts)) == len(texts)
 
 
 def scripted_swarm(*replies: object) -> Swarm:
