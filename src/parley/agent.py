@@ -45,6 +45,7 @@ from parley.models.base import ModelClient
 from parley.models.cache import using_cache
 from parley.models.config import keeps_tools, model_client_from_llm_config, resolve_llm_config
 from parley.models.usage import UsageSummary
+from parley.records import Record
 from parley.reply_chain import (
     ReplyChain,
     ReplyFunction,
@@ -1409,8 +1410,8 @@ def _skipped_for(last: Message) -> frozenset[Any]:
     )
 
 
-@dataclass(slots=True)
-class _Opening:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class _Opening(Record):
     """What ``initiate_chat`` was asked to do."""
 
     message: Any
@@ -1422,6 +1423,28 @@ class _Opening:
     kwargs: dict[str, Any]
     stop_when: Any
     cache: Any = None
+
+    def __init__(
+        self,
+        message: Any,
+        max_turns: int | None,
+        summary_method: SummaryMethod,
+        summary_args: dict[str, Any] | None,
+        clear_history: bool,
+        silent: bool | None,
+        kwargs: dict[str, Any],
+        stop_when: Any,
+        cache: Any = None,
+    ) -> None:
+        self.message = message
+        self.max_turns = max_turns
+        self.summary_method = summary_method
+        self.summary_args = summary_args
+        self.clear_history = clear_history
+        self.silent = silent
+        self.kwargs = kwargs
+        self.stop_when = stop_when
+        self.cache = cache
 
 
 def _mentions_terminate(message: Message) -> bool:

@@ -9,7 +9,6 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from parley.limits import (
@@ -109,26 +108,37 @@ def _refusal(condition: Condition, spent: Spent, call: PlannedCall) -> StopReaso
     return reason
 
 
-@dataclass(slots=True)
 class _Guard:
     """The limits one spending answers to: the common budgets by kind (the tightest of each), and any
-    other condition."""
+    other condition; ``seconds``, ``token_limit``, ``call_limit`` and ``usd`` are the limits of ``time``,
+    ``tokens``, ``model_calls`` and ``cost`` (the last two infinite without one)."""
 
-    spent: Spent
-    tokens: MaxTokens | None = None
-    cost: MaxCost | None = None
-    model_calls: MaxModelCalls | None = None
-    tool_calls: MaxToolCalls | None = None
-    time: MaxTime | None = None
-    others: list[Condition] = field(default_factory=list)
-    seconds: float | None = None
-    """:attr:`time`'s seconds."""
-    token_limit: int | None = None
-    """:attr:`tokens`'s limit."""
-    call_limit: float = math.inf
-    """:attr:`model_calls`'s limit (infinite without one)."""
-    usd: float = math.inf
-    """:attr:`cost`'s dollars (infinite without one)."""
+    __slots__ = (
+        "call_limit",
+        "cost",
+        "model_calls",
+        "others",
+        "seconds",
+        "spent",
+        "time",
+        "token_limit",
+        "tokens",
+        "tool_calls",
+        "usd",
+    )
+
+    def __init__(self, spent: Spent) -> None:
+        self.spent = spent
+        self.tokens: MaxTokens | None = None
+        self.cost: MaxCost | None = None
+        self.model_calls: MaxModelCalls | None = None
+        self.tool_calls: MaxToolCalls | None = None
+        self.time: MaxTime | None = None
+        self.others: list[Condition] = []
+        self.seconds: float | None = None
+        self.token_limit: int | None = None
+        self.call_limit = math.inf
+        self.usd = math.inf
 
     def add(self, condition: Condition) -> None:
         if isinstance(condition, AnyOf):

@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parley.messages import Message
+from parley.records import Record
 from parley.termination import StopReason
 
 
-@dataclass
-class ChatResult:
+@dataclass(init=False, repr=False, eq=False)
+class ChatResult(Record):
     """What a finished chat returns, as in AG2, plus why it stopped.
 
     Attributes:
@@ -29,3 +30,19 @@ class ChatResult:
     cost: dict[str, Any] = field(default_factory=dict)
     human_input: list[str] = field(default_factory=list)
     stop_reason: StopReason | None = None
+
+    def __init__(
+        self,
+        chat_id: str | None = None,
+        chat_history: list[Message] | None = None,
+        summary: Any = None,
+        cost: dict[str, Any] | None = None,
+        human_input: list[str] | None = None,
+        stop_reason: StopReason | None = None,
+    ) -> None:
+        self.chat_id = chat_id
+        self.chat_history = [] if chat_history is None else chat_history
+        self.summary = summary
+        self.cost = {} if cost is None else cost
+        self.human_input = [] if human_input is None else human_input
+        self.stop_reason = stop_reason

@@ -41,13 +41,14 @@ from parley.events import (
 )
 from parley.messages import content_str
 from parley.models.streaming import StreamedText
+from parley.records import FrozenRecord
 
 RULE = "-" * 80
 """The line that closes every message, as in AG2."""
 
 
-@dataclass(frozen=True, slots=True)
-class Colours:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class Colours(FrozenRecord):
     """The escape codes that start each style of the console's text, and the one that ends a style.
 
     :data:`PLAIN` has none; :func:`terminal_colours` has those of the terminal the process runs in.
@@ -61,6 +62,26 @@ class Colours:
     alert: str = ""
     rule: str = ""
     reset: str = ""
+
+    def __init__(
+        self,
+        sender: str = "",
+        speaker: str = "",
+        banner: str = "",
+        action: str = "",
+        context: str = "",
+        alert: str = "",
+        rule: str = "",
+        reset: str = "",
+    ) -> None:
+        object.__setattr__(self, "sender", sender)
+        object.__setattr__(self, "speaker", speaker)
+        object.__setattr__(self, "banner", banner)
+        object.__setattr__(self, "action", action)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "alert", alert)
+        object.__setattr__(self, "rule", rule)
+        object.__setattr__(self, "reset", reset)
 
 
 PLAIN = Colours()

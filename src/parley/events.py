@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from parley.messages import Message
+from parley.records import Record
 from parley.termination import StopReason
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ _SHOWN = frozenset({"sender", "source", "speaker"})
 """Fields that name the event's agent and keep their own key in its plain data too."""
 
 
-class ChatEvent:
+class ChatEvent(Record):
     """What every event has: the chat's id, its sequence number in the chat, when, and the agent."""
 
     __slots__ = ("chat_id", "seq", "ts")
@@ -67,7 +68,7 @@ class ChatEvent:
         return data
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ChatStarted(ChatEvent):
     """The chat started: its shape, its agents, its context, and (swarms) its handoff graph."""
 
@@ -77,8 +78,17 @@ class ChatStarted(ChatEvent):
     context: dict[str, Any]
     graph: dict[str, Any] | None = None
 
+    def __init__(
+        self, shape: str, agents: list[str], context: dict[str, Any], graph: dict[str, Any] | None = None
+    ) -> None:
+        self.shape = shape
+        self.agents = agents
+        self.context = context
+        self.graph = graph
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class MessageSent(ChatEvent):
     """A message was appended to the chat: ``sender`` said it to ``recipient``."""
 
@@ -90,8 +100,15 @@ class MessageSent(ChatEvent):
     index: int = -1
     """The message's position in the chat's log."""
 
+    def __init__(self, sender: str, recipient: str, message: Message, index: int = -1) -> None:
+        self.sender = sender
+        self.recipient = recipient
+        self.message = message
+        self.index = index
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class SpeakerSelected(ChatEvent):
     """The chat's rule picked the next speaker, and why."""
 
@@ -100,8 +117,13 @@ class SpeakerSelected(ChatEvent):
     speaker: str
     reason: str = ""
 
+    def __init__(self, speaker: str, reason: str = "") -> None:
+        self.speaker = speaker
+        self.reason = reason
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Handoff(ChatEvent):
     """A swarm or pattern passed the conversation from one agent to another: ``via`` a tool's handoff or
     an after-work, and why."""
@@ -113,8 +135,15 @@ class Handoff(ChatEvent):
     via: str
     reason: str = ""
 
+    def __init__(self, source: str, target: str, via: str, reason: str = "") -> None:
+        self.source = source
+        self.target = target
+        self.via = via
+        self.reason = reason
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ModelRequested(ChatEvent):
     """An agent asked its model for a reply."""
 
@@ -127,8 +156,18 @@ class ModelRequested(ChatEvent):
     provider: str = "_OTHER"
     """Who serves the model, as OpenTelemetry's GenAI conventions name it (``openai``, ``anthropic``...)."""
 
+    def __init__(
+        self, requester: str, model: str, messages: int, tools: int = 0, provider: str = "_OTHER"
+    ) -> None:
+        self.requester = requester
+        self.model = model
+        self.messages = messages
+        self.tools = tools
+        self.provider = provider
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ModelResponded(ChatEvent):
     """A model answered: how long it took, the tokens and the cost, and whether the cache answered."""
 
@@ -142,8 +181,27 @@ class ModelResponded(ChatEvent):
     cost: float
     cached: bool = False
 
+    def __init__(
+        self,
+        requester: str,
+        model: str,
+        latency_s: float,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost: float,
+        cached: bool = False,
+    ) -> None:
+        self.requester = requester
+        self.model = model
+        self.latency_s = latency_s
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.cost = cost
+        self.cached = cached
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ToolExecuting(ChatEvent):
     """An agent is about to run a tool."""
 
@@ -154,8 +212,15 @@ class ToolExecuting(ChatEvent):
     arguments: str
     call_id: str | None
 
+    def __init__(self, executor: str, tool: str, arguments: str, call_id: str | None) -> None:
+        self.executor = executor
+        self.tool = tool
+        self.arguments = arguments
+        self.call_id = call_id
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ToolFinished(ChatEvent):
     """A tool call's outcome: what the model is told, how long it took, and its error if it failed."""
 
@@ -168,8 +233,25 @@ class ToolFinished(ChatEvent):
     duration_s: float = 0.0
     error: str | None = None
 
+    def __init__(
+        self,
+        executor: str,
+        tool: str,
+        call_id: str | None,
+        content: str,
+        duration_s: float = 0.0,
+        error: str | None = None,
+    ) -> None:
+        self.executor = executor
+        self.tool = tool
+        self.call_id = call_id
+        self.content = content
+        self.duration_s = duration_s
+        self.error = error
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ContextUpdated(ChatEvent):
     """Context variables changed: the keys set (with their new values) and the keys removed."""
 
@@ -179,8 +261,14 @@ class ContextUpdated(ChatEvent):
     changes: dict[str, Any]
     removed: list[str] = field(default_factory=list)
 
+    def __init__(self, updater: str, changes: dict[str, Any], removed: list[str] | None = None) -> None:
+        self.updater = updater
+        self.changes = changes
+        self.removed = [] if removed is None else removed
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class HumanInputRequested(ChatEvent):
     """The human behind an agent was asked for input."""
 
@@ -189,8 +277,13 @@ class HumanInputRequested(ChatEvent):
     asker: str
     prompt: str
 
+    def __init__(self, asker: str, prompt: str) -> None:
+        self.asker = asker
+        self.prompt = prompt
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class HumanInputGiven(ChatEvent):
     """The human behind an agent answered."""
 
@@ -199,16 +292,25 @@ class HumanInputGiven(ChatEvent):
     asker: str
     answer: str
 
+    def __init__(self, asker: str, answer: str) -> None:
+        self.asker = asker
+        self.answer = answer
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class Notice(ChatEvent):
     """A line for the human watching: auto-reply in use, no human input received, and the like."""
 
     kind: ClassVar[str] = "notice"
     text: str
 
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.__post_init__()
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ChatStopped(ChatEvent):
     """The chat ended, why, and what its model calls used."""
 
@@ -217,6 +319,12 @@ class ChatStopped(ChatEvent):
     usage: dict[str, Any] = field(default_factory=dict)
     quiet: bool = False
     """The console does not show it (the end of a bare ``send``, not of a chat)."""
+
+    def __init__(self, reason: StopReason, usage: dict[str, Any] | None = None, quiet: bool = False) -> None:
+        self.reason = reason
+        self.usage = {} if usage is None else usage
+        self.quiet = quiet
+        self.__post_init__()
 
     @property
     def agent(self) -> str | None:

@@ -30,6 +30,7 @@ from parley.exceptions import AgentNameConflictError
 from parley.messages import Message, as_own, content_str, flatten_for_model, to_logged
 from parley.models.base import ModelClient
 from parley.models.config import model_client_from_llm_config
+from parley.records import FrozenRecord
 from parley.speaker_selection import (
     DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
     DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
@@ -455,11 +456,14 @@ def speaker_named(reply: dict[str, Any], speaker: ConversableAgent) -> dict[str,
     return reply
 
 
-@dataclass(frozen=True, slots=True)
-class ManagerTermination:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class ManagerTermination(FrozenRecord):
     """The manager's ``is_termination_msg``, checked on every message of the group chat."""
 
     manager: GroupChatManager
+
+    def __init__(self, manager: GroupChatManager) -> None:
+        object.__setattr__(self, "manager", manager)
 
     def check(self, chat: Chat) -> StopReason | None:
         state = chat.state

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.limits import Spent
 from parley.models.base import ModelResponse, Usage
+from parley.records import Record
 from parley.state import ChatState
 from parley.termination import StopReason
 from parley.utf8 import is_utf8
@@ -238,8 +239,8 @@ def _changed_part(value: Any, path: str) -> str | None:
 # replay
 
 
-@dataclass(slots=True)
-class Replayed:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class Replayed(Record):
     """What a chat's records say: its state, and what the state does not hold.
 
     The log starts with ``seeded`` messages the chat was started from; ``speakers`` names who said each
@@ -256,6 +257,26 @@ class Replayed:
     pending_answers: list[tuple[str, str]] = field(default_factory=list)
     finished: bool = False
     records: int = 0
+
+    def __init__(
+        self,
+        state: ChatState,
+        started: dict[str, Any],
+        seeded: int = 0,
+        speakers: list[str] | None = None,
+        seeds: dict[str, list[Message]] | None = None,
+        pending_answers: list[tuple[str, str]] | None = None,
+        finished: bool = False,
+        records: int = 0,
+    ) -> None:
+        self.state = state
+        self.started = started
+        self.seeded = seeded
+        self.speakers = [] if speakers is None else speakers
+        self.seeds = {} if seeds is None else seeds
+        self.pending_answers = [] if pending_answers is None else pending_answers
+        self.finished = finished
+        self.records = records
 
 
 def decode(records: Iterable[StoredRecord]) -> list[dict[str, Any]]:

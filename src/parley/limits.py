@@ -28,14 +28,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from parley.messages import content_str
+from parley.records import Record
 from parley.termination import StopKind, StopReason
 
 if TYPE_CHECKING:
     from parley.engine import Chat
 
 
-@dataclass(slots=True)
-class PlannedCall:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class PlannedCall(Record):
     """A model call about to be made: who makes it and its worst case."""
 
     agent: str
@@ -45,6 +46,18 @@ class PlannedCall:
     """The most tokens the reply may have (the request's ``max_tokens``), ``None`` if unbounded."""
     price: Callable[[int, int], float] | None
     """The cost of ``(prompt_tokens, completion_tokens)``, if known."""
+
+    def __init__(
+        self,
+        agent: str,
+        prompt_tokens: int,
+        completion_tokens: int | None,
+        price: Callable[[int, int], float] | None,
+    ) -> None:
+        self.agent = agent
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.price = price
 
 
 class Spent:

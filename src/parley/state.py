@@ -15,10 +15,11 @@ from typing import Any
 from parley.limits import Spent
 from parley.messages import Message
 from parley.models.usage import UsageSummary
+from parley.records import fields_repr
 from parley.termination import StopReason
 
 
-@dataclass(slots=True, eq=False, init=False)
+@dataclass(slots=True, eq=False, init=False, repr=False)
 class ChatState:
     """One chat's state.
 
@@ -61,6 +62,8 @@ class ChatState:
     spent: Spent | None
     stop_reason: StopReason | None
     summary: Any
+
+    __repr__ = fields_repr
 
     def __init__(self, chat_id: str, shape: str = "chat") -> None:
         self.chat_id = chat_id

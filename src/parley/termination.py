@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from parley.records import FrozenRecord, Record
+
 if TYPE_CHECKING:
     from parley.engine import Chat
 
@@ -37,13 +39,18 @@ class StopKind(StrEnum):
     """An exception ended the chat; it was re-raised to the caller."""
 
 
-@dataclass(frozen=True, slots=True)
-class StopReason:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class StopReason(FrozenRecord):
     """Why a chat stopped: the rule (``kind``), the agent that triggered it, and a readable ``detail``."""
 
     kind: StopKind
     detail: str
     agent: str | None = None
+
+    def __init__(self, kind: StopKind, detail: str, agent: str | None = None) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "detail", detail)
+        object.__setattr__(self, "agent", agent)
 
     def __str__(self) -> str:
         return self.detail
@@ -66,8 +73,8 @@ class StopCondition(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class MaxMessages:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class MaxMessages(Record):
     """Stop once ``limit`` messages have been appended since the chat started.
 
     Tool results produced within a speaker's own turn do not count when ``count_tool_results`` is off:
@@ -78,6 +85,12 @@ class MaxMessages:
     kind: StopKind
     detail: str
     count_tool_results: bool = True
+
+    def __init__(self, limit: int, kind: StopKind, detail: str, count_tool_results: bool = True) -> None:
+        self.limit = limit
+        self.kind = kind
+        self.detail = detail
+        self.count_tool_results = count_tool_results
 
     def check(self, chat: Chat) -> StopReason | None:
         state = chat.state

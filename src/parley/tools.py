@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 from parley.json_schema import RecursiveSchema, inline_refs
+from parley.records import FrozenRecord
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -269,8 +270,8 @@ _tools: weakref.WeakKeyDictionary[Callable[..., Any], dict[tuple[str | None, str
 # schemas
 
 
-@dataclass(frozen=True, slots=True)
-class _Signature:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class _Signature(FrozenRecord):
     """What a function's signature means to a model: its arguments' schema and validator."""
 
     injects_context: bool
@@ -278,6 +279,20 @@ class _Signature:
     arguments_model: type[BaseModel] | None
     parameter_names: tuple[str, ...]
     parameters: dict[str, Any]
+
+    def __init__(
+        self,
+        injects_context: bool,
+        injects_call_id: bool,
+        arguments_model: type[BaseModel] | None,
+        parameter_names: tuple[str, ...],
+        parameters: dict[str, Any],
+    ) -> None:
+        object.__setattr__(self, "injects_context", injects_context)
+        object.__setattr__(self, "injects_call_id", injects_call_id)
+        object.__setattr__(self, "arguments_model", arguments_model)
+        object.__setattr__(self, "parameter_names", parameter_names)
+        object.__setattr__(self, "parameters", parameters)
 
 
 _signatures: weakref.WeakKeyDictionary[Callable[..., Any], _Signature] = weakref.WeakKeyDictionary()

@@ -10,18 +10,23 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from parley.messages import Message
+from parley.records import Record
 
 
 class ModelError(RuntimeError):
     """A model could not produce a usable reply."""
 
 
-@dataclass(slots=True)
-class Usage:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class Usage(Record):
     """Tokens one model call used."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def __init__(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -60,8 +65,8 @@ def usage_bound(request: dict[str, Any], reply: Message, source: str) -> Usage:
     return Usage(len(as_bytes(sent).encode()), len(as_bytes(reply).encode()))
 
 
-@dataclass(slots=True)
-class ModelResponse:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class ModelResponse(Record):
     """One model reply: an assistant message (``content`` and/or ``tool_calls``), usage and cost."""
 
     message: Message
@@ -69,6 +74,20 @@ class ModelResponse:
     cost: float = 0.0
     model: str = ""
     cached: bool = False
+
+    def __init__(
+        self,
+        message: Message,
+        usage: Usage | None = None,
+        cost: float = 0.0,
+        model: str = "",
+        cached: bool = False,
+    ) -> None:
+        self.message = message
+        self.usage = Usage() if usage is None else usage
+        self.cost = cost
+        self.model = model
+        self.cached = cached
 
 
 @runtime_checkable

@@ -12,14 +12,20 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from parley.records import FrozenRecord
 
-@dataclass(frozen=True, slots=True)
-class StreamedText:
+
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class StreamedText(FrozenRecord):
     """A piece of a streamed reply: text of the content, or of a tool call's arguments."""
 
     text: str
     tool_call: str | None = None
     """The name of the tool whose arguments this text belongs to; ``None`` for the content."""
+
+    def __init__(self, text: str, tool_call: str | None = None) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "tool_call", tool_call)
 
 
 TokenSink = Callable[[StreamedText], None]
