@@ -560,3 +560,12 @@ def test_the_results_of_several_tool_calls_in_one_swarm_message_are_joined_by_a_
 
     assert result.chat_history[2]["content"] == "x=1\nx=2"  # AG2's swarm tool executor's separator
     assert [r["content"] for r in result.chat_history[2]["tool_responses"]] == ["x=1", "x=2"]
+
+
+def test_on_context_condition_on_a_variable_the_context_lacks_stops_the_chat_naming_it():
+    a, b = agent("a", "a answers"), agent("b", "b here")
+    register_hand_off(a, [OnContextCondition(b, "escalate")])
+
+    with pytest.raises(KeyError, match="Missing context variable: 'escalate'.*a's OnContextCondition to b"):
+        initiate_swarm_chat(a, "hi", [a, b], context_variables={"tier": "gold"}, silent=True)
+    assert a.client.requests == []

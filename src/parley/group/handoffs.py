@@ -151,7 +151,12 @@ class OnContextCondition:
             return False
         context = agent.context_variables
         if isinstance(self.condition, str):
-            return bool(context.get(self.condition))
+            if self.condition not in context:
+                raise KeyError(
+                    f"Missing context variable: {self.condition!r} (the condition of {agent.name}'s "
+                    f"OnContextCondition to {self.target.display_name()})"
+                )
+            return bool(context[self.condition])
         return bool(self.condition.evaluate(context))
 
 
