@@ -323,7 +323,7 @@ def test_bad_arguments_are_named_before_any_item_runs(arguments: dict[str, Any],
 def test_the_ray_runner_without_ray_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "ray", None)
 
-    with pytest.raises(ImportError, match=r"pip install 'parley\[ray\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'parley-llm\[ray\]'"):
         run_many(support_chat, [{"customer": "x"}], runner="ray")
 
 

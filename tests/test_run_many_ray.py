@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from parley import RayRunner, StopKind, run_many
-from parley.runners.errors import ItemLostError, UnsendableError
+from parley import RayRunner, StopKind, a_run_many, run_many
+from parley.runners import ray_driver
+from parley.runners.errors import BatchStopped, ItemLostError, RemoteItemError, UnsendableError
 from parley.store import MemoryStore, StoreURLError, open_store
 from run_many_items import support_chat
 from services import postgres_url
@@ -173,6 +174,83 @@ def test_an_item_that_kills_every_actor_is_given_up_and_takes_no_other_item_with
     assert lost.attempts == 3
     bystanders = [outcome for outcome in outcomes if outcome.ok]
     assert [outcome.attempts for outcome in bystanders] == [3] * 5, "two deaths beside it, then alone"
+
+
+async def stops_on(item: dict[str, Any]) -> Any:
+    """Item ``"exit"`` raises SystemExit and ``"interrupt"`` KeyboardInterrupt; the others take a while."""
+    if item["customer"] == "exit":
+        raise SystemExit("bye")
+    if item["customer"] == "interrupt":
+        raise KeyboardInterrupt
+    await asyncio.sleep(0.5)
+    return await support_chat(item)
+
+
+@pytest.mark.parametrize(("customer", "raised"), [("exit", "SystemExit"), ("interrupt", "KeyboardInterrupt")])
+async def test_an_exit_or_interrupt_raised_by_fn_on_an_actor_stops_the_batch_naming_it(
+    local_ray: Any, customer: str, raised: str
+):
+    items: list[dict[str, Any]] = [{"customer": f"stop-{n}"} for n in range(6)]
+    items[2] = {"customer": customer}
+
+    with pytest.raises(
+        BatchStopped, match=f"fn raised {raised} on item 2 on a Ray actor, which stops the batch"
+    ):
+        await asyncio.wait_for(a_run_many(stops_on, items, concurrency=6, runner=RayRunner(actors=1)), 60)
+
+
+class BillingError(Exception):
+    def __init__(self, code: int, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+
+
+async def chats_then_fails(item: dict[str, Any]) -> Any:
+    await support_chat(item)
+    raise BillingError(402, "card declined")
+
+
+def test_an_error_that_cannot_be_rebuilt_from_its_pickle_keeps_the_rest_of_its_outcome(local_ray: Any):
+    local = run_many(chats_then_fails, [{"customer": "declined"}])[0]
+    on_ray = run_many(chats_then_fails, [{"customer": "declined"}], runner="ray")[0]
+
+    assert isinstance(on_ray.error, RemoteItemError)
+    assert str(on_ray.error) == "BillingError: 402: card declined (it could not be rebuilt from its pickle)"
+    assert "BillingError: 402: card declined" in on_ray.traceback
+    assert on_ray.chat_id is not None and len(on_ray.chat_ids) == len(local.chat_ids) == 1
+    assert (on_ray.stop_reason, on_ray.usage, on_ray.tokens) == (local.stop_reason, local.usage, local.tokens)
+    assert on_ray.tokens > 0
+
+
+def test_a_huge_concurrency_starts_no_more_feeders_than_the_items_need(
+    local_ray: Any, monkeypatch: pytest.MonkeyPatch
+):
+    feeders: list[int] = []
+    feed = ray_driver.Dispatch._feed
+
+    async def counted(self: Any, slot: int, size: int) -> None:
+        feeders.append(slot)
+        await feed(self, slot, size)
+
+    monkeypatch.setattr(ray_driver.Dispatch, "_feed", counted)
+    outcomes = run_many(support_chat, customers(6, "huge"), concurrency=10**6, runner="ray")
+
+    assert [outcome.ok for outcome in outcomes] == [n != 4 for n in range(6)]  # see customers()
+    assert len(feeders) <= 4, "two per actor"
+
+
+async def test_actors_the_cluster_cannot_hold_are_named_while_the_batch_waits_for_them(
+    local_ray: Any, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(ray_driver, "STARTUP_NOTICE_S", 1.0)
+
+    with (
+        pytest.warns(RuntimeWarning, match=r"asked Ray for 3 actors of 1 CPU each.*the cluster has 2 CPUs"),
+        pytest.raises(TimeoutError),
+    ):
+        await asyncio.wait_for(
+            a_run_many(support_chat, customers(3, "crowded"), concurrency=3, runner=RayRunner(actors=3)), 8
+        )
 
 
 def test_the_actors_share_a_postgresql_store_and_a_rerun_calls_no_model(local_ray: Any):

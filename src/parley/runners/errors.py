@@ -16,3 +16,9 @@ class ItemLostError(RuntimeError):
 
 class UnsendableError(TypeError):
     """Something that must cross to or from a Ray actor cannot be pickled."""
+
+
+class BatchStopped(RuntimeError):
+    """``fn`` raised a ``BaseException`` that is not an ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt``, a cancellation) on a Ray actor: as on one event loop, it stops the batch; it
+    is raised by ``run_many`` naming the item and what was raised."""

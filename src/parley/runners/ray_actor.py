@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from parley.runners.collection import batch_process
-from parley.runners.errors import RemoteItemError, UnsendableError
+from parley.runners.errors import BatchStopped, RemoteItemError, UnsendableError
 from parley.runners.item import ItemRunner
 from parley.runners.outcome import Outcome
 
@@ -40,20 +40,44 @@ class ChatWorker:
 
     async def run(self, batch: list[tuple[int, Any]]) -> AsyncIterator[list[Shipped]]:
         """Run the items of ``batch`` (``(index, item)`` pairs); yield their outcomes as they finish,
-        those that finished together in one list."""
-        finished: asyncio.Queue[Outcome[Any]] = asyncio.Queue()
+        those that finished together in one list.
+
+        Raises:
+            BatchStopped: ``fn`` raised a ``BaseException`` that is not an ``Exception`` (an exit, an
+                interrupt, a cancellation), which stops the batch.
+        """
+        finished: asyncio.Queue[Outcome[Any] | tuple[int, BaseException]] = asyncio.Queue()
         tasks = [asyncio.create_task(self._one(index, item, finished)) for index, item in batch]
         left = len(tasks)
-        while left:
-            ready = [await finished.get()]
-            while not finished.empty():
-                ready.append(finished.get_nowait())
-            left -= len(ready)
-            yield [ship(outcome) for outcome in ready]
+        try:
+            while left:
+                ready = [await finished.get()]
+                while not finished.empty():
+                    ready.append(finished.get_nowait())
+                for entry in ready:
+                    if isinstance(entry, tuple):
+                        index, error = entry
+                        raise BatchStopped(
+                            f"fn raised {type(error).__name__} on item {index} on a Ray actor, which stops "
+                            f"the batch: {error}"
+                        )
+                left -= len(ready)
+                yield [ship(outcome) for outcome in ready if isinstance(outcome, Outcome)]
+        finally:
+            for task in tasks:
+                task.cancel()
 
-    async def _one(self, index: int, item: Any, finished: asyncio.Queue[Outcome[Any]]) -> None:
-        async with self.slots:
-            outcome = await self.runner.run(index, item)
+    async def _one(
+        self, index: int, item: Any, finished: asyncio.Queue[Outcome[Any] | tuple[int, BaseException]]
+    ) -> None:
+        try:
+            async with self.slots:
+                outcome = await self.runner.run(index, item)
+        except BaseException as error:  # not an item's failure: the batch stops
+            finished.put_nowait((index, error))
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            return
         finished.put_nowait(outcome)
 
 
@@ -62,6 +86,8 @@ def ship(outcome: Outcome[Any]) -> Shipped:
     from ray import cloudpickle
 
     described = "" if outcome.error is None else f"{type(outcome.error).__name__}: {outcome.error}"
+    if outcome.error is not None and not _round_trips(outcome.error):
+        outcome.error = RemoteItemError(f"{described} (it could not be rebuilt from its pickle)")
     try:
         return outcome.index, cloudpickle.dumps(outcome), described
     except Exception as error:
@@ -87,3 +113,15 @@ def _picklable_or_none(value: Any) -> Any:
     except Exception:
         return None
     return value
+
+
+def _round_trips(error: BaseException) -> bool:
+    """Whether the error comes back from its pickle (one whose ``__init__`` takes other arguments than
+    its ``args`` does not, and would take the whole outcome down with it at the other end)."""
+    from ray import cloudpickle
+
+    try:
+        pickle.loads(cloudpickle.dumps(error))
+    except Exception:
+        return False
+    return True

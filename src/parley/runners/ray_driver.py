@@ -14,19 +14,22 @@ import io
 import math
 import os
 import pickle
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, asynccontextmanager, suppress
 from typing import Any
 from urllib.parse import quote
 
-from parley.runners.errors import ItemLostError, RemoteItemError, UnsendableError
+from parley.runners.errors import BatchStopped, ItemLostError, RemoteItemError, UnsendableError
 from parley.runners.outcome import Outcome
 from parley.runners.ray_actor import ChatWorker, Shipped
 from parley.runners.ray_config import RayRunner
 from parley.runners.tally import Tally
 
-INSTALL_HINT = "the Ray runner needs Ray: pip install 'parley[ray]'"
+#: How long the actors may take to start before run_many says why they may not.
+STARTUP_NOTICE_S = 30.0
+INSTALL_HINT = "the Ray runner needs Ray: pip install 'parley-llm[ray]'"
 
 
 def import_ray() -> Any:
@@ -156,8 +159,8 @@ class ActorPool:
         self.fn_ref = fn_ref
         self.store_url = store_url
         self.batch_id = batch_id
-        actor_options = {"num_cpus": 1, "scheduling_strategy": "SPREAD", **options.actor_options}
-        self.actor_class = ray.remote(ChatWorker).options(**actor_options)
+        self.actor_options = {"num_cpus": 1, "scheduling_strategy": "SPREAD", **options.actor_options}
+        self.actor_class = ray.remote(ChatWorker).options(**self.actor_options)
         self.shares = concurrency_shares
         self.actors = [self._new(share) for share in concurrency_shares]
         self.generations = [0] * len(concurrency_shares)
@@ -171,13 +174,28 @@ class ActorPool:
         Raises:
             RuntimeError: an actor could not start: ``fn`` could not be loaded there, or the store opened.
         """
+        ready = asyncio.gather(*(actor.ready.remote() for actor in self.actors))
         try:
-            await asyncio.gather(*(actor.ready.remote() for actor in self.actors))
+            try:
+                await asyncio.wait_for(asyncio.shield(ready), STARTUP_NOTICE_S)
+            except TimeoutError:
+                warnings.warn(self._not_started(), RuntimeWarning, stacklevel=2)
+                await ready
         except self.ray.exceptions.RayActorError as error:
             raise RuntimeError(
                 "a Ray actor could not start: the actors load fn (and the store) when they start; the "
                 f"modules fn uses must be importable on every node. Ray says: {error}"
             ) from error
+
+    def _not_started(self) -> str:
+        cpus = self.actor_options.get("num_cpus", 1)
+        total = self.ray.cluster_resources().get("CPU", 0)
+        free = self.ray.available_resources().get("CPU", 0)
+        return (
+            f"run_many asked Ray for {len(self.actors)} actors of {cpus:g} CPU each, and they have not all "
+            f"started after {STARTUP_NOTICE_S:g} s: the cluster has {total:g} CPUs, {free:g} of them free. "
+            "The batch waits for them; ask for fewer (RayRunner(actors=...)) or add nodes"
+        )
 
     def replace(self, slot: int, generation: int) -> None:
         """Start a new actor in ``slot``, unless it has been replaced since ``generation``."""
@@ -259,7 +277,7 @@ class Dispatch:
         plans = []
         for slot, share in enumerate(self.pool.shares):
             size = max(1, min(self.options.batch_size or share, per_actor))
-            plans.append((slot, size, math.ceil(share / size) + 1))
+            plans.append((slot, size, math.ceil(min(share, per_actor) / size) + 1))
         # every actor's first call goes out before any actor's second one
         rounds = max(calls for _, _, calls in plans)
         feeders = [
@@ -303,6 +321,8 @@ class Dispatch:
                 for entry in shipped:
                     pending.discard(entry[0])
                     await self._land(self._unpacked(entry))
+        except BatchStopped:
+            raise
         except self.ray.exceptions.RayActorError as error:
             self.tally.requeue(len(pending))
             self.pool.replace(slot, generation)
