@@ -408,3 +408,27 @@ def test_a_ray_actor_keeps_the_batch_threshold_for_its_life(gc_threshold: int):
     ChatWorker(support_chat, concurrency=2, store_url=None, batch_id="b")
 
     assert gc.get_threshold() == (BATCH_THRESHOLD, 10, 10)
+
+
+def test_a_failure_in_a_nested_chat_gives_the_main_chat_s_result_beside_its_id():
+    def writer_reply(request: Any) -> str:
+        raise RuntimeError("writer model down")
+
+    writer = ConversableAgent("writer", llm_config=FunctionModel(writer_reply), human_input_mode="NEVER")
+    critic = ConversableAgent("critic", llm_config=False, human_input_mode="NEVER")
+    lead = ConversableAgent("lead", llm_config=False, human_input_mode="NEVER")
+    lead.register_nested_chats(
+        [{"sender": critic, "recipient": writer, "max_turns": 1, "silent": True}],
+        trigger=lambda sender: sender is not None and sender.name == "user",
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    def review(text: str) -> Any:
+        return user.initiate_chat(lead, text, max_turns=1, silent=True).summary
+
+    outcome = run_many(review, ["review this"], store=MemoryStore(), batch_id="r")[0]
+
+    assert outcome.chat_ids == ["r/0", "r/0/1"] and outcome.chat_id == "r/0"
+    assert outcome.chat_result.chat_id == "r/0"
+    assert [m["name"] for m in outcome.chat_result.chat_history] == ["user"]
+    assert outcome.error.chat_result.chat_id == "r/0/1", "the error keeps the chat it was raised in"

@@ -114,8 +114,8 @@ def failed(index: int, error: BaseException, chats: ItemChats) -> Outcome[Any]:
     fields = described(chats)
     chat_result = getattr(error, "chat_result", None)
     main = chats.started[-1] if chats.started else (chats[-1] if chats else None)
-    if chat_result is None and main is not None:
-        chat_result = main.result()
+    if main is not None and getattr(chat_result, "chat_id", None) != main.chat_id:
+        chat_result = main.result()  # the error's is of the chat it was raised in, maybe a nested one
     return Outcome(
         index,
         error=error,
