@@ -566,6 +566,6 @@ def test_on_context_condition_on_a_variable_the_context_lacks_stops_the_chat_nam
     a, b = agent("a", "a answers"), agent("b", "b here")
     register_hand_off(a, [OnContextCondition(b, "escalate")])
 
-    with pytest.raises(KeyError, match="Missing context variable: 'escalate'.*a's OnContextCondition to b"):
+    with pytest.raises(KeyError, match=r"Missing context variable: 'escalate'.*a's OnContextCondition to b"):
         initiate_swarm_chat(a, "hi", [a, b], context_variables={"tier": "gold"}, silent=True)
     assert a.client.requests == []
