@@ -8,6 +8,7 @@ import asyncio
 import gc
 import sys
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -432,3 +433,32 @@ def test_a_failure_in_a_nested_chat_gives_the_main_chat_s_result_beside_its_id()
     assert outcome.chat_result.chat_id == "r/0"
     assert [m["name"] for m in outcome.chat_result.chat_history] == ["user"]
     assert outcome.error.chat_result.chat_id == "r/0/1", "the error keeps the chat it was raised in"
+
+
+async def test_cancelling_a_batch_stops_the_chats_running_in_threads_at_their_next_step():
+    calls: list[str] = []
+    slow = [True]
+
+    def reply(request: ModelRequest) -> str:
+        calls.append("call")
+        if slow[0]:
+            time.sleep(0.05)
+        return "more"
+
+    def long_chat(n: int) -> Any:
+        talker = ConversableAgent("talker", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+        listener = ConversableAgent("listener", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+        return talker.initiate_chat(listener, f"go {n}", max_turns=20, silent=True).chat_history
+
+    store = MemoryStore()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(a_run_many(long_chat, range(3), concurrency=3, store=store, batch_id="b"), 0.3)
+    made = len(calls)
+    await asyncio.sleep(0.4)
+    assert len(calls) <= made + 3, "at most the call each thread was making"
+
+    slow[0] = False
+    outcomes = await a_run_many(long_chat, range(3), concurrency=3, store=store, batch_id="b")
+    assert [outcome.ok for outcome in outcomes] == [True] * 3, "no chat is still held by a thread"
+    assert [len(outcome.value) for outcome in outcomes] == [40] * 3
+    assert len(calls) == 3 * 39, "the re-run went on where each chat stopped"

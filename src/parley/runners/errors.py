@@ -22,3 +22,9 @@ class BatchStopped(RuntimeError):
     """``fn`` raised a ``BaseException`` that is not an ``Exception`` (``SystemExit``,
     ``KeyboardInterrupt``, a cancellation) on a Ray actor: as on one event loop, it stops the batch; it
     is raised by ``run_many`` naming the item and what was raised."""
+
+
+class BatchInterrupted(Exception):
+    """The batch stopped (Ctrl-C, a cancellation, another item's exit) while this item's chat ran in a
+    thread, which cannot be interrupted: the chat stops at its next step instead, its records kept for
+    a re-run to continue."""

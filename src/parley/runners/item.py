@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import threading
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,28 +15,51 @@ from typing import TYPE_CHECKING, Any
 from parley.durable import ChatScope, chat_scope
 from parley.engine import current_chat
 from parley.models.usage import UsageSummary
+from parley.runners.errors import BatchInterrupted
 from parley.runners.outcome import Outcome
 
 if TYPE_CHECKING:
     from parley.engine import Chat
     from parley.store import ChatStore
+    from parley.termination import StopReason
 
 
 class ItemChats(list["Chat"]):
     """The chats created in one item's scope, telling apart those ``fn`` started itself (``started``)
-    from the ones started inside another chat (nested chats, speaker selection)."""
+    from the ones started inside another chat (nested chats, speaker selection). Given ``halt``, each
+    chat stops at its next step once it is set."""
 
-    __slots__ = ("outside", "started")
+    __slots__ = ("halt", "outside", "started")
 
-    def __init__(self, outside: Chat | None) -> None:
+    def __init__(self, outside: Chat | None, halt: Halt | None = None) -> None:
         super().__init__()
         self.outside = outside
+        self.halt = halt
         self.started: list[Chat] = []
 
     def append(self, chat: Chat) -> None:
         super().append(chat)
         if current_chat.get() is self.outside:
             self.started.append(chat)
+        if self.halt is not None:
+            chat.conditions.append(self.halt)
+
+
+class Halt:
+    """A chat condition that raises :class:`BatchInterrupted` once the batch is interrupted: a chat
+    running in a thread stops at its next step, as one on the event loop stops when it is cancelled."""
+
+    __slots__ = ("event",)
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def check(self, chat: Chat) -> StopReason | None:
+        if self.event.is_set():
+            raise BatchInterrupted(
+                f"the batch was interrupted: chat {chat.chat_id!r} stopped after {chat.state.rounds} messages"
+            )
+        return None
 
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -60,13 +84,14 @@ class ItemRunner:
         self.store = store
         self.batch_id = batch_id
         self.is_async = is_async_callable(fn)
+        self.halt = Halt()
         self._threads = threads
         self._executor: ThreadPoolExecutor | None = None
 
     async def run(self, index: int, item: Any) -> Outcome[Any]:
         """``fn(item)``, its value or exception caught in an :class:`Outcome` (``BaseException``s that are
         not ``Exception``s, such as a cancellation, propagate)."""
-        chats = ItemChats(current_chat.get())
+        chats = ItemChats(current_chat.get(), None if self.is_async else self.halt)
         scope = ChatScope(self.store, f"{self.batch_id}/{index}", chats=chats)
         token = chat_scope.set(scope)
         try:
@@ -87,6 +112,10 @@ class ItemRunner:
         if inspect.isawaitable(value):  # a plain function that returned a coroutine (a lambda, a partial)
             value = await value
         return value
+
+    def interrupt(self) -> None:
+        """The batch stops: the chats running in threads stop at their next step."""
+        self.halt.event.set()
 
     def close(self) -> None:
         """Stop the threads (the items are done)."""

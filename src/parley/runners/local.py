@@ -43,6 +43,7 @@ async def run_local(
     try:
         await asyncio.gather(*workers)
     except BaseException:  # fn raised something that is not an item's failure (a cancellation, an exit)
+        runner.interrupt()
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
