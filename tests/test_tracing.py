@@ -302,3 +302,19 @@ def test_text_that_is_no_utf_8_is_traced_escaped_and_the_chat_goes_on(tmp_path: 
     assert result.summary == f"Saved {name}."
     sent = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert [e["message"]["content"] for e in sent if e["kind"] == "message"][-1] == f"Saved {name}."
+
+
+def test_a_trace_file_moved_away_between_chats_is_started_afresh(tmp_path: Path):
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel(["one", "two"]), human_input_mode="NEVER"
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    trace = tmp_path / "trace.jsonl"
+
+    first = user.initiate_chat(assistant, "first", max_turns=1, silent=True, trace=str(trace))
+    trace.rename(tmp_path / "trace.1.jsonl")  # log rotation
+    second = user.initiate_chat(assistant, "second", max_turns=1, silent=True, trace=str(trace))
+
+    assert {event["chat_id"] for event in read(tmp_path / "trace.1.jsonl")} == {first.chat_id}
+    assert {event["chat_id"] for event in read(trace)} == {second.chat_id}
+    assert read(trace)[-1]["kind"] == "chat_stopped"

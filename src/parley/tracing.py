@@ -3,7 +3,8 @@
 ``trace="path.jsonl"`` on a chat entry point traces that chat and the chats started inside it;
 ``PARLEY_TRACE=path.jsonl`` in the environment traces every chat of the program. A trace is readable
 while its chats run (each line is written and flushed whole), and ``parley view path.jsonl`` shows it.
-Several chats may share a file: each line names its chat (``chat_id``).
+Several chats may share a file: each line names its chat (``chat_id``). The file is closed whenever a
+chat stops and opened again by the next event, so a trace rotated or deleted between chats starts anew.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ class JsonlTrace:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
             self._file.write(line)
-            self._file.flush()
+            if event.kind == "chat_stopped":  # a file moved or deleted between chats is started afresh
+                self._file.close()
+                self._file = None
+            else:
+                self._file.flush()
 
     def close(self) -> None:
         """Close the file (it is opened again by the next event)."""
