@@ -26,9 +26,10 @@ from parley import (
     register_function,
     tool_call,
 )
-from parley.journal import UnstorableValueError
+from parley.journal import Journal, UnstorableValueError
 from parley.limits import MaxCost, MaxModelCalls, MaxTokens, MaxToolCalls
 from parley.models import ModelResponse, Usage
+from parley.state import ChatState
 from parley.store import ChatInUseError, MemoryStore, StoredRecord
 
 
@@ -425,6 +426,20 @@ def test_a_context_value_that_cannot_be_stored_is_named_when_it_is_set():
 
     assert [m.get("name") for m in caught.value.chat_result.chat_history] == [None, "keeper"]
     assert [record.kind for record in store.load("k")] == ["chat_started", "message", "message"]
+
+
+def test_a_record_that_contains_itself_is_refused_and_nothing_is_stored():
+    log = MemoryStore().open("k")
+    journal = Journal(log, ChatState("k"), 0)
+    looped: dict[str, Any] = {"role": "user", "content": "hi"}
+    looped["again"] = [looped]
+
+    with pytest.raises(UnstorableValueError, match="chat 'k' cannot store its message record"):
+        journal.write("message", {"speaker": "user", "message": looped})
+
+    assert log.records() == []
+    journal.write("message", {"speaker": "user", "message": {"role": "user", "content": "hi"}})
+    assert [record.seq for record in log.records()] == [0]
 
 
 @pytest.mark.parametrize(

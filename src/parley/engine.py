@@ -531,7 +531,11 @@ class Chat:
                 if self.journal is None:
                     reply = choice._take_turn(self) if sync else await choice._a_take_turn(self)
                 else:
-                    reply = await self._durable_turn(choice, sync)
+                    step = chat_scope.set(self._step_scope())
+                    try:
+                        reply = choice._take_turn(self) if sync else await choice._a_take_turn(self)
+                    finally:
+                        chat_scope.reset(step)
                 if reply is None:
                     self.stop(self._take_reply_stop(choice))
                     break
@@ -582,20 +586,15 @@ class Chat:
             if self.holding:
                 release()
 
-    async def _durable_turn(self, speaker: ConversableAgent, sync: bool) -> Any:
-        """A turn of a durable chat: chats it starts are kept in the same store, with ids from this step."""
+    def _step_scope(self) -> ChatScope:
+        """Where the chats a step of a durable chat starts are kept: in the same store, with ids from this
+        step, listed with the chat's own (a batch's item)."""
         outer = chat_scope.get()
-        # the chats a step starts are listed with the chat's own (a batch's item)
-        step = ChatScope(
+        return ChatScope(
             self.store,
             f"{self.state.chat_id}/{len(self.state.messages)}",
             None if outer is None else outer.chats,
         )
-        token = chat_scope.set(step)
-        try:
-            return speaker._take_turn(self) if sync else await speaker._a_take_turn(self)
-        finally:
-            chat_scope.reset(token)
 
     def announce_speaker(self, speaker: ConversableAgent, reason: str = "") -> None:
         """Tell listeners which agent the rule picked, and why (group chats print it)."""

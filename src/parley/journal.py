@@ -19,7 +19,7 @@ state the chat had after the last one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,19 +44,34 @@ class UnstorableValueError(TypeError):
     """A value a durable chat must store is not JSON data."""
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _STRICT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 """For context values, which must come back as they were: no NaN or infinity (not JSON)."""
 
 
-_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+def _compact_encoder(ensure_ascii: bool) -> Callable[[Any], str]:
+    """``json.dumps`` with ``separators=(",", ":")``, set up once. It does not look for circular references,
+    which costs more than the rest of the encoding: data that contains itself goes on until it is nested
+    too deeply (a ``RecursionError``)."""
+    return json.JSONEncoder(ensure_ascii=ensure_ascii, separators=(",", ":"), check_circular=False).encode
+
+
+_encode = _compact_encoder(ensure_ascii=False)
+_encode_ascii = _compact_encoder(ensure_ascii=True)
 
 
 def encode(record: dict[str, Any]) -> str:
     """A record as compact JSON text that is valid UTF-8: text holding a lone surrogate (a model's reply
-    with an undecodable byte, say), which no database takes as text, is written with escapes."""
-    text = _ENCODER.encode(record)
-    return text if is_utf8(text) else _ASCII_ENCODER.encode(record)
+    with an undecodable byte, say), which no database takes as text, is written with escapes.
+
+    Raises:
+        TypeError: a value is not JSON data.
+        ValueError: a value is nested too deeply, or contains itself.
+    """
+    try:
+        text = _encode(record)
+    except RecursionError:
+        raise ValueError("a value is nested too deeply, or contains itself") from None
+    return text if is_utf8(text) else _encode_ascii(record)
 
 
 def handoff_data(handoff: Any) -> Any:
@@ -130,38 +145,12 @@ class Journal:
     def record(self, kind: str, fields: dict[str, Any]) -> StoredRecord:
         """The record of ``kind`` with ``fields`` and the changes since the last record, encoded."""
         record = {"kind": kind, **fields}
-        context_set, context_removed = self._context_changes()
-        if context_set:
-            record["context_set"] = context_set
-        if context_removed:
-            record["context_removed"] = context_removed
-        state = self.state
-        if state.auto_replies != self._counters_seen:
-            record["auto_replies"] = {
-                name: count
-                for name, count in state.auto_replies.items()
-                if self._counters_seen.get(name) != count
-            }
-            self._counters_seen = dict(state.auto_replies)
-        if state.system_messages != self._system_seen:
-            record["system_messages"] = {
-                name: text
-                for name, text in state.system_messages.items()
-                if self._system_seen.get(name) != text
-            }
-            self._system_seen = dict(state.system_messages)
-        if self.usage:
-            record["usage"] = self.usage
-            self.usage = []
-        if state.spent is not None:
-            spent = state.spent.to_dict()
-            if spent != self._spent_seen:
-                record["spent"] = self._spent_seen = spent
+        self._add_changes(record)
         try:
             data = encode(record)
         except (TypeError, ValueError) as error:
             raise UnstorableValueError(
-                f"chat {state.chat_id!r} cannot store its {kind} record: {error}"
+                f"chat {self.state.chat_id!r} cannot store its {kind} record: {error}"
             ) from None
         stored = self._stored(self.seq, kind, data)
         self.seq += 1
@@ -174,6 +163,37 @@ class Journal:
     async def a_write(self, kind: str, fields: dict[str, Any]) -> None:
         """Async twin of :meth:`write`."""
         await self.log.a_append([self.record(kind, fields)])
+
+    def _add_changes(self, record: dict[str, Any]) -> None:
+        """Add to ``record`` what changed in the state since the record before it."""
+        state = self.state
+        if state.context_variables or self._context_seen:
+            context_set, context_removed = self._context_changes()
+            if context_set:
+                record["context_set"] = context_set
+            if context_removed:
+                record["context_removed"] = context_removed
+        counters = state.auto_replies
+        if counters != self._counters_seen:
+            seen = self._counters_seen
+            record["auto_replies"] = {
+                name: count for name, count in counters.items() if seen.get(name) != count
+            }
+            self._counters_seen = counters.copy()
+        system_messages = state.system_messages
+        if system_messages != self._system_seen:
+            shown = self._system_seen
+            record["system_messages"] = {
+                name: text for name, text in system_messages.items() if shown.get(name) != text
+            }
+            self._system_seen = system_messages.copy()
+        if self.usage:
+            record["usage"] = self.usage
+            self.usage = []
+        if state.spent is not None:
+            spent = state.spent.to_dict()
+            if spent != self._spent_seen:
+                record["spent"] = self._spent_seen = spent
 
     def _context_changes(self) -> tuple[dict[str, Any], list[str]]:
         context = self.state.context_variables

@@ -33,7 +33,19 @@ def test_the_database_is_a_wal_file_with_its_lease_file_beside_it(tmp_path: Path
 def test_power_durability_syncs_every_commit(tmp_path: Path):
     store = open_store(f"sqlite:///{tmp_path}/chats.db?durability=power")
 
+    assert store._connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert store._connection.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    store.close()
+
+
+def test_an_empty_file_made_beforehand_becomes_a_store_as_a_new_one_does(tmp_path: Path):
+    (tmp_path / "chats.db").touch()
+    store = open_store(f"sqlite:///{tmp_path}/chats.db")
+    with store.open("one") as log:
+        log.append([message_record(0)])
+
+    assert store._connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert [record.seq for record in store.load("one")] == [0]
     store.close()
 
 

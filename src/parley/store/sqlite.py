@@ -266,35 +266,27 @@ class SQLiteStore:
 
     def _append(self, chat_id: str, records: Sequence[StoredRecord]) -> None:
         at = time.time()
-        rows = [(chat_id, record.seq, record.kind, record.data, at) for record in records]
         with self._lock:
             self._check_open()
             connection = self._connection
             try:
-                if len(rows) == 1:  # one statement is one transaction
-                    connection.execute(_INSERT_RECORD, rows[0])
+                if len(records) == 1:  # one statement is one transaction
+                    record = records[0]
+                    connection.execute(_INSERT_RECORD, (chat_id, record.seq, record.kind, record.data, at))
                 else:
-                    connection.execute("BEGIN IMMEDIATE")
-                    try:
-                        connection.executemany(_INSERT_RECORD, rows)
-                        connection.execute("COMMIT")
-                    except BaseException:
-                        if connection.in_transaction:
-                            connection.execute("ROLLBACK")
-                        raise
+                    _insert_all(connection, [(chat_id, r.seq, r.kind, r.data, at) for r in records])
             except sqlite3.IntegrityError:
-                stored = {
-                    seq
-                    for (seq,) in connection.execute(
-                        "SELECT seq FROM parley_records WHERE chat_id = ?", (chat_id,)
-                    )
-                }
-                seq = first_seq_conflict(stored, records)
-                raise RecordConflictError(chat_id, records[0].seq if seq is None else seq, self.url) from None
+                raise self._conflict(chat_id, records) from None
             except sqlite3.Error as error:
                 raise StoreUnavailableError(
                     f"cannot append to chat {chat_id!r} in {self.url}: {error} (nothing of it was stored)"
                 ) from error
+
+    def _conflict(self, chat_id: str, records: Sequence[StoredRecord]) -> RecordConflictError:
+        """The error for ``records`` of which one has a seq already stored (or repeated among them)."""
+        rows = self._connection.execute("SELECT seq FROM parley_records WHERE chat_id = ?", (chat_id,))
+        seq = first_seq_conflict({seq for (seq,) in rows}, records)
+        return RecordConflictError(chat_id, records[0].seq if seq is None else seq, self.url)
 
     def _release(self, log: SQLiteChatLog) -> None:
         if self._logs.get(log.chat_id) is log:
@@ -377,6 +369,18 @@ class SQLiteChatLog:
 
     def __repr__(self) -> str:
         return f"SQLiteChatLog({self.chat_id!r}, {self.store.url!r})"
+
+
+def _insert_all(connection: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert the records' rows in one transaction."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany(_INSERT_RECORD, rows)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
 
 
 def _now() -> float:
