@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from parley.journal import FORMAT, Journal, Replayed, decode, replay
+from parley.journal import FORMAT, Journal, Replayed, replay
 
 if TYPE_CHECKING:
     from parley.agent import ConversableAgent
@@ -87,16 +87,17 @@ class Durability:
     """One durable chat's lease and records, from the entry point's start to its end."""
 
     def __init__(self, store: ChatStore, chat_id: str) -> None:
+        from parley.store.base import record_texts
+
         self.store = store
         self.chat_id = chat_id
         self.log: ChatLog = store.open(chat_id)
         try:
             self.replayed: Replayed | None = None
-            records = self.log.records()
+            records = record_texts(self.log)
             try:
-                decoded = decode(records)
-                if decoded:
-                    self.replayed = replay(decoded, chat_id)
+                if records:
+                    self.replayed = replay(records, chat_id)
             except (ValueError, KeyError, TypeError, IndexError) as error:  # JSON's errors are ValueErrors
                 from parley.store import StoreError
 
@@ -297,12 +298,14 @@ def _check_tools(chat_id: str, replayed: Replayed, agents: Sequence[ConversableA
     available: set[str] = set()
     for agent in agents:
         available.update(agent._executable_tool_names())
+    log = replayed.state.messages
+    with_tools = [log[index] for index in replayed.tool_messages]
     unknown: set[str] = set()
-    for message in replayed.state.messages:
+    for message in with_tools:
         for response in message.get("tool_responses") or ():
             if str(response.get("content", "")).startswith("Error: Function "):
                 unknown.add(response.get("tool_call_id", ""))
-    for message in replayed.state.messages:
+    for message in with_tools:
         for call in message.get("tool_calls") or ():
             name = (call.get("function") or {}).get("name")
             if name and name not in available and call.get("id", "") not in unknown:

@@ -648,17 +648,56 @@ class Chat:
         for agent, view in self._view_list:
             for message in replayed.seeds.get(agent.name, ()):
                 view.add(message)
-        for message, name in zip(state.messages[replayed.seeded :], replayed.speakers, strict=True):
-            speaker = by_name.get(name)
-            if speaker is None:
-                raise ValueError(
-                    f"chat {state.chat_id!r} was recorded with a message from {name!r}, an agent this run "
-                    f"does not have (it has {', '.join(by_name)})"
-                )
-            self._project(message, speaker)
+        seeded = replayed.seeded
+        self._project_all(
+            state.messages[seeded:],
+            self._speakers(replayed.speakers),
+            [index - seeded for index in replayed.tool_messages if index >= seeded],
+        )
         if state.last_speaker is not None:
             self.last_speaker = by_name.get(state.last_speaker)
         self._answers = list(replayed.pending_answers)
+
+    def _speakers(self, names: list[str]) -> list[ConversableAgent]:
+        """The agents ``names`` name, in order.
+
+        Raises:
+            ValueError: one of them is not an agent of this chat.
+        """
+        by_name = self.by_name
+        try:
+            return list(map(by_name.__getitem__, names))
+        except KeyError:
+            name = next(name for name in names if name not in by_name)
+            raise ValueError(
+                f"chat {self.state.chat_id!r} was recorded with a message from {name!r}, an agent this run "
+                f"does not have (it has {', '.join(by_name)})"
+            ) from None
+
+    def _project_all(
+        self, messages: list[Message], speakers: list[ConversableAgent], with_tools: list[int]
+    ) -> None:
+        """:meth:`_project` each message of ``speakers``'; only those at ``with_tools`` may hold tool calls
+        or results. The messages between those that need more go into every view at once."""
+        special = self.model_form is not None
+        start = 0
+        for index in with_tools:
+            message = messages[index]
+            if message.get("tool_responses") or (special and "tool_calls" in message):
+                self._project_plain(messages[start:index], speakers[start:index])
+                self._project(message, speakers[index])
+                start = index + 1
+        self._project_plain(messages[start:], speakers[start:])
+
+    def _project_plain(self, messages: list[Message], speakers: list[ConversableAgent]) -> None:
+        """Project messages without tool results (nor, in a chat with a ``model_form``, tool calls)."""
+        for agent, view in self._view_list:
+            view.extend_plain(
+                [
+                    as_own(message) if speaker is agent else message
+                    for message, speaker in zip(messages, speakers, strict=True)
+                ]
+            )
 
 
 def _take_spending(counted: Spent, recorded: ChatState) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.limits import Spent
 from parley.models.base import ModelResponse, Usage
+from parley.models.usage import Call
 from parley.records import Record
 from parley.state import ChatState
 from parley.termination import StopReason
@@ -266,7 +267,8 @@ class Replayed(Record):
     The log starts with ``seeded`` messages the chat was started from; ``speakers`` names who said each
     of the others. ``seeds`` are the messages the participants' views held before the chat's own (by
     agent name); ``pending_answers`` are human answers given in the step that was under way when the
-    records end.
+    records end. ``tool_messages`` are the places in the log of the messages that may hold tool calls or
+    tool results (the others do not).
     """
 
     state: ChatState
@@ -277,6 +279,7 @@ class Replayed(Record):
     pending_answers: list[tuple[str, str]] = field(default_factory=list)
     finished: bool = False
     records: int = 0
+    tool_messages: list[int] = field(default_factory=list)
 
     def __init__(
         self,
@@ -288,6 +291,7 @@ class Replayed(Record):
         pending_answers: list[tuple[str, str]] | None = None,
         finished: bool = False,
         records: int = 0,
+        tool_messages: list[int] | None = None,
     ) -> None:
         self.state = state
         self.started = started
@@ -297,54 +301,91 @@ class Replayed(Record):
         self.pending_answers = [] if pending_answers is None else pending_answers
         self.finished = finished
         self.records = records
+        self.tool_messages = [] if tool_messages is None else tool_messages
 
 
-def decode(records: Iterable[StoredRecord]) -> list[dict[str, Any]]:
-    """The records as dicts."""
-    return [json.loads(record.data) for record in records]
+_DECODER = json.JSONDecoder()
 
 
-def replay(records: Sequence[dict[str, Any]], chat_id: str) -> Replayed:
-    """Rebuild a chat's state from its records, in order.
+def _decoded(text: str) -> Any:
+    """A record's text decoded, as ``json.loads`` decodes it (the quick way for text as parley writes it:
+    one JSON value, no space around it)."""
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except ValueError:
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
+
+def replay(texts: Iterable[str], chat_id: str) -> Replayed:
+    """Rebuild a chat's state from its records (their JSON text), in order; each record is decoded as it
+    is applied.
 
     Raises:
-        ValueError: the records do not start with ``chat_started``.
+        ValueError: a record is not JSON, or the records do not start with ``chat_started``.
+        KeyError, TypeError: a record lacks what its kind needs, or holds data of another type.
     """
-    if not records or records[0].get("kind") != "chat_started":
+    remaining = map(_decoded, texts)
+    first = next(remaining, None)
+    if type(first) is not dict or first.get("kind") != "chat_started":
         raise ValueError(f"the records of chat {chat_id!r} do not start with chat_started")
-    started = records[0]
-    state = ChatState(chat_id, started.get("shape", "chat"))
-    state.context_variables = dict(started.get("context") or {})
-    replayed = Replayed(state, started, records=len(records))
-    seed_log = started.get("seed_log") or []
+    replayed = _started(first, chat_id)
+    state = replayed.state
+    messages, speakers, tool_messages = state.messages, replayed.speakers, replayed.tool_messages
+    calls: list[Call] = []
+    count = 1
+    for record in remaining:
+        count += 1
+        kind = record.get("kind")
+        _apply_changes(record, state, calls)
+        if kind != "message":
+            _apply_event(kind, record, replayed)
+            continue
+        # nearly every record: applied here
+        message = record["message"]
+        speaker = record["speaker"]
+        messages.append(message)
+        speakers.append(speaker)
+        state.rounds += 1
+        if message.get("role") == "tool":
+            state.tool_result_rounds += 1
+            state.tool_results = {}
+        if "tool_calls" in message or "tool_responses" in message:
+            tool_messages.append(len(messages) - 1)
+        state.last_speaker = speaker
+        handoff = record.get("handoff")
+        state.handoff = None if handoff is None else handoff_from_data(handoff)
+        state.turn = None
+        if replayed.pending_answers:
+            replayed.pending_answers = []
+    state.usage.add_calls(calls)
+    replayed.records = count
+    return replayed
+
+
+def _started(record: dict[str, Any], chat_id: str) -> Replayed:
+    """The state a chat's first record, ``chat_started``, gives."""
+    state = ChatState(chat_id, record.get("shape", "chat"))
+    state.context_variables = dict(record.get("context") or {})
+    replayed = Replayed(state, record)
+    seed_log = record.get("seed_log") or []
     state.messages.extend(seed_log)
     replayed.seeded = len(seed_log)
     if seed_log:
         state.last_speaker = seed_log[-1].get("name")
-    replayed.seeds = dict(started.get("seed_views") or {})
-    for record in records[1:]:
-        _apply(record, replayed)
+    replayed.tool_messages = [
+        index
+        for index, message in enumerate(seed_log)
+        if type(message) is not dict or "tool_calls" in message or "tool_responses" in message
+    ]
+    replayed.seeds = dict(record.get("seed_views") or {})
     return replayed
 
 
-def _apply(record: dict[str, Any], replayed: Replayed) -> None:
+def _apply_event(kind: Any, record: dict[str, Any], replayed: Replayed) -> None:
+    """Apply a record of ``kind``, other than a message."""
     state = replayed.state
-    kind = record.get("kind")
-    _apply_changes(record, state)
-    if kind == "message":
-        message = record["message"]
-        state.messages.append(message)
-        replayed.speakers.append(record["speaker"])
-        state.rounds += 1
-        if message.get("role") == "tool":
-            state.tool_result_rounds += 1
-        state.last_speaker = record["speaker"]
-        state.handoff = handoff_from_data(record.get("handoff"))
-        if message.get("role") == "tool":
-            state.tool_results = {}
-        state.turn = None
-        replayed.pending_answers = []
-    elif kind == "tool_result":
+    if kind == "tool_result":
         state.tool_results[record["call"]] = record["outcome"]
     elif kind == "human_input":
         state.human_input.append(record["answer"])
@@ -359,20 +400,34 @@ def _apply(record: dict[str, Any], replayed: Replayed) -> None:
         replayed.finished = True
 
 
-def _apply_changes(record: dict[str, Any], state: ChatState) -> None:
-    context_set = record.get("context_set")
-    if context_set:
+def _apply_changes(record: dict[str, Any], state: ChatState, calls: list[Call]) -> None:
+    """Apply what else a record says changed: context, counters, system messages, spending; the model
+    calls it counts are added to ``calls``."""
+    # few records carry more than auto-reply counters and usage
+    if (
+        "context_set" in record
+        or "context_removed" in record
+        or "system_messages" in record
+        or "spent" in record
+    ):
+        _apply_all_changes(record, state, calls)
+        return
+    if counters := record.get("auto_replies"):
+        state.auto_replies.update(counters)
+    for model, prompt, completion, cost, cached in record.get("usage") or ():
+        calls.append((model, prompt, completion, cost, cached))
+
+
+def _apply_all_changes(record: dict[str, Any], state: ChatState, calls: list[Call]) -> None:
+    if context_set := record.get("context_set"):
         state.context_variables.update(context_set)
     for key in record.get("context_removed") or ():
         state.context_variables.pop(key, None)
-    counters = record.get("auto_replies")
-    if counters:
+    if counters := record.get("auto_replies"):
         state.auto_replies.update(counters)
-    system_messages = record.get("system_messages")
-    if system_messages:
+    if system_messages := record.get("system_messages"):
         state.system_messages.update(system_messages)
-    for usage in record.get("usage") or ():
-        state.usage.add(usage_response(usage))
-    spent = record.get("spent")
-    if spent:
+    for model, prompt, completion, cost, cached in record.get("usage") or ():
+        calls.append((model, prompt, completion, cost, cached))
+    if spent := record.get("spent"):
         state.spent = Spent(**spent)

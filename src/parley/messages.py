@@ -282,6 +282,14 @@ class View:
             else:
                 model_messages.extend(flat)
 
+    def extend_plain(self, messages: list[Message]) -> None:
+        """Append messages (already in this participant's perspective) that stand for themselves in a
+        model request (without ``tool_responses``)."""
+        self.messages.extend(messages)
+        self._added += len(messages)
+        if self._model_messages is not None:
+            self._model_messages.extend(messages)
+
     @property
     def model_messages(self) -> list[Message]:
         """The view flattened for a model request; rebuilt if ``messages`` was edited by hand."""

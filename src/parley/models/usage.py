@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from operator import attrgetter
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
-from parley.models.base import ModelResponse
+from parley.models.base import ModelResponse, Usage
 
 _COST, _PROMPT, _COMPLETION, _CALLS = range(4)
 _CACHED = 4
@@ -16,6 +16,13 @@ _KIND = attrgetter("model", "cached")
 _COST_OF = attrgetter("cost")
 _PROMPT_OF = attrgetter("usage.prompt_tokens")
 _COMPLETION_OF = attrgetter("usage.completion_tokens")
+_OF_RESPONSE = (_COST_OF, _PROMPT_OF, _COMPLETION_OF)
+
+Call = tuple[str, int, int, float, bool]
+"""One model call's counts, as :meth:`UsageSummary.add_calls` takes them: ``(model, prompt tokens,
+completion tokens, cost, cached)``."""
+_CALL_KIND = itemgetter(0, 4)
+_OF_CALL = (itemgetter(3), itemgetter(1), itemgetter(2))
 
 
 class UsageSummary:
@@ -38,6 +45,34 @@ class UsageSummary:
         if len(pending) >= _PENDING_LIMIT:
             self._fold()
 
+    def add_calls(self, calls: Sequence[Call]) -> None:
+        """Count model calls given by their counts: the same sums, added in the same order, as :meth:`add`
+        makes of a response for each (a chat's records give back its calls so)."""
+        pending = self._pending
+        start = 0
+        while len(pending) + len(calls) - start >= _PENDING_LIMIT:
+            end = start + _PENDING_LIMIT - len(pending)
+            if pending:
+                pending.extend(map(_response, calls[start:end]))
+                self._fold()
+                pending = self._pending
+            else:
+                self._fold_calls(calls[start:end])
+            start = end
+        pending.extend(map(_response, calls[start:]))
+
+    def _fold_calls(self, calls: Sequence[Call]) -> None:
+        """What :meth:`_fold` does with ``_PENDING_LIMIT`` responses, for the calls they stand for."""
+        kinds = set(map(_CALL_KIND, calls))
+        if len(kinds) == 1:
+            model, cached = kinds.pop()
+            self._count(model, cached, calls, _OF_CALL)
+        else:
+            for model, cached in kinds:
+                self._count(
+                    model, cached, [call for call in calls if _CALL_KIND(call) == (model, cached)], _OF_CALL
+                )
+
     def _fold(self) -> dict[str, list[float]]:
         pending = self._pending
         if pending:
@@ -50,15 +85,23 @@ class UsageSummary:
                     self._count(model, cached, [r for r in pending if _KIND(r) == (model, cached)])
         return self._totals
 
-    def _count(self, model: str | None, cached: bool, responses: list[ModelResponse]) -> None:
-        """Add calls of one model, all answered from the cache or none (summed in C: no loop here)."""
+    def _count(
+        self,
+        model: str | None,
+        cached: bool,
+        responses: Sequence[Any],
+        getters: tuple[Callable[[Any], Any], ...] = _OF_RESPONSE,
+    ) -> None:
+        """Add calls of one model, all answered from the cache or none (summed in C: no loop here):
+        responses, or what ``getters`` read their cost, prompt and completion tokens from."""
         counts = self._totals.get(model or "unknown")
         if counts is None:
             counts = self._totals[model or "unknown"] = [0.0, 0, 0, 0, 0.0, 0, 0, 0]
         offset = _CACHED if cached else 0
-        counts[offset + _COST] += sum(map(_COST_OF, responses))
-        counts[offset + _PROMPT] += sum(map(_PROMPT_OF, responses))
-        counts[offset + _COMPLETION] += sum(map(_COMPLETION_OF, responses))
+        cost_of, prompt_of, completion_of = getters
+        counts[offset + _COST] += sum(map(cost_of, responses))
+        counts[offset + _PROMPT] += sum(map(prompt_of, responses))
+        counts[offset + _COMPLETION] += sum(map(completion_of, responses))
         counts[offset + _CALLS] += len(responses)
 
     def merge(self, other: UsageSummary) -> None:
@@ -97,6 +140,12 @@ class UsageSummary:
             including[model] = _model_usage(cost, prompt + cached_prompt, completion + cached_completion)
             including["total_cost"] += cost
         return {"usage_including_cached_inference": including, "usage_excluding_cached_inference": excluding}
+
+
+def _response(call: Call) -> ModelResponse:
+    """A response that counts as ``call`` (its message is empty)."""
+    model, prompt, completion, cost, cached = call
+    return ModelResponse({}, Usage(prompt, completion), cost, model, cached)
 
 
 def _model_usage(cost: float, prompt: float, completion: float) -> dict[str, Any]:

@@ -74,7 +74,11 @@ class ChatLog(Protocol):
     chat_id: str
 
     def records(self) -> list[StoredRecord]:
-        """Everything stored for the chat so far, in seq order."""
+        """Everything stored for the chat so far, in seq order.
+
+        A log may also have ``texts() -> list[str]``: the ``data`` of the same records and no more, which
+        is all a resumed chat reads (see :func:`record_texts`).
+        """
         ...
 
     def append(self, records: Sequence[StoredRecord]) -> None:
@@ -120,6 +124,16 @@ class ChatStore(Protocol):
     def close(self) -> None:
         """Close every log still open (releasing their leases) and the connections."""
         ...
+
+
+def record_texts(log: ChatLog) -> list[str]:
+    """The JSON text of a chat's records, in seq order: what replaying the chat reads. Read with the log's
+    ``texts()`` if it has one, else taken from its :meth:`~ChatLog.records`."""
+    texts = getattr(log, "texts", None)
+    if texts is not None:
+        found: list[str] = texts()
+        return found
+    return [record.data for record in log.records()]
 
 
 def check_chat_id(chat_id: object) -> str:

@@ -86,6 +86,7 @@ LEFT JOIN parley_leases l ON l.chat_id = c.chat_id
 ORDER BY c.created, c.chat_id
 """
 _SELECT_RECORDS = "SELECT seq, kind, data FROM parley_records WHERE chat_id = ? ORDER BY seq"
+_SELECT_TEXTS = "SELECT data FROM parley_records WHERE chat_id = ? ORDER BY seq"
 
 
 class SQLiteStore:
@@ -231,6 +232,11 @@ class SQLiteStore:
         rows = self._read(_SELECT_RECORDS, (chat_id,))
         return [StoredRecord(seq, kind, data) for seq, kind, data in rows]
 
+    def load_texts(self, chat_id: str) -> list[str]:
+        """The ``data`` (JSON text) of the chat's records in seq order: :meth:`load` without the rest."""
+        check_chat_id(chat_id)
+        return [data for (data,) in self._read(_SELECT_TEXTS, (chat_id,))]
+
     def list_chats(self) -> list[ChatInfo]:
         """Every chat that has records, oldest first, with the live process running it, if any."""
         rows = self._read(_LIST_CHATS, ())
@@ -340,6 +346,10 @@ class SQLiteChatLog:
     def records(self) -> list[StoredRecord]:
         """Everything stored for the chat so far, in seq order."""
         return self.store.load(self.chat_id)
+
+    def texts(self) -> list[str]:
+        """The JSON text of every record stored for the chat so far, in seq order."""
+        return self.store.load_texts(self.chat_id)
 
     def append(self, records: Sequence[StoredRecord]) -> None:
         """Store ``records`` in one transaction, durable when this returns."""
