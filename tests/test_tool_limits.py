@@ -213,6 +213,37 @@ async def test_a_sync_tool_past_its_limit_in_an_async_chat_is_abandoned_in_its_t
     assert finished and finished[0] != threading.current_thread().name, "it ran on, in its own thread"
 
 
+async def test_timed_sync_tools_in_an_async_chat_reuse_a_thread_but_not_one_running_an_abandoned_call():
+    released = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def stuck() -> str:
+        threads.append(threading.current_thread())
+        released.wait(10)
+        return "done"
+
+    def quick() -> str:
+        threads.append(threading.current_thread())
+        return "quick"
+
+    assistant, user = pair(
+        [tool_call("quick"), tool_call("quick"), tool_call("stuck"), tool_call("quick"), "ok"]
+    )
+    register_function(quick, caller=assistant, executor=user, description="Quick.", timeout=5)
+    register_function(stuck, caller=assistant, executor=user, description="Hangs.", timeout=0.1)
+
+    result = await user.a_initiate_chat(assistant, "go", max_turns=5, silent=True)
+    released.set()
+
+    tools = [str(m["content"]) for m in result.chat_history if m.get("role") == "tool"]
+    assert tools[:2] == ["quick", "quick"] and tools[2].startswith("Error: stuck timed out")
+    assert tools[3] == "quick", "a call while another is abandoned in its thread still runs"
+    first, second, abandoned, after = threads
+    assert first is second, "the thread of a call that returned runs the next one"
+    assert after is not abandoned, "a thread still running an abandoned call takes no other call"
+    assert threading.current_thread() not in threads
+
+
 async def test_a_slow_sync_tool_does_not_block_the_event_loop():
     released = threading.Event()
 

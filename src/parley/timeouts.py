@@ -18,6 +18,7 @@ from __future__ import annotations
 import _signal as _signal_module
 import contextvars
 import os
+import queue
 import signal
 import threading
 import time
@@ -161,8 +162,56 @@ def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> co
             if not future.done():
                 future.set_result(result)
 
-    threading.Thread(target=work, name="parley-tool", daemon=True).start()
+    _workers.run(work)
     return future
+
+
+class _Workers:
+    """The threads that run synchronous calls off the calling thread, each kept for the next call once
+    its call has returned (starting a thread for every call costs a hundred-odd microseconds). A call
+    abandoned at its limit keeps its thread until it returns; the calls meanwhile get other threads."""
+
+    def __init__(self) -> None:
+        self.forget_threads()
+
+    def forget_threads(self) -> None:
+        """No thread kept (and in a child process after ``fork``, whose threads did not come along)."""
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+
+    def run(self, work: Callable[[], None]) -> None:
+        """Run ``work`` (which raises nothing) in a kept thread, or in a new one if none is free."""
+        with self._lock:
+            jobs = self._idle.pop() if self._idle else None
+        if jobs is None:
+            jobs = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(jobs,), name="parley-tool", daemon=True).start()
+        jobs.put(work)
+
+    def _serve(self, jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            try:
+                work = jobs.get(timeout=_WORKER_IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if jobs in self._idle:
+                        self._idle.remove(jobs)
+                        return
+                continue  # taken meanwhile: its work is on the way
+            work()
+            del work
+            with self._lock:
+                if len(self._idle) >= _WORKERS_KEPT:
+                    return
+                self._idle.append(jobs)
+
+
+_WORKER_IDLE_S = 30.0
+"""How long a kept thread waits for another call before it ends."""
+_WORKERS_KEPT = 16
+_workers = _Workers()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers.forget_threads)
 
 
 def _in_abandonable_thread(
