@@ -53,56 +53,56 @@ class UsageSummary:
         while len(pending) + len(calls) - start >= _PENDING_LIMIT:
             end = start + _PENDING_LIMIT - len(pending)
             if pending:
-                pending.extend(map(_response, calls[start:end]))
+                pending.extend(map(call_response, calls[start:end]))
                 self._fold()
                 pending = self._pending
             else:
-                self._fold_calls(calls[start:end])
+                self._count_by_kind(calls[start:end], _CALL_KIND, _OF_CALL)
             start = end
-        pending.extend(map(_response, calls[start:]))
-
-    def _fold_calls(self, calls: Sequence[Call]) -> None:
-        """What :meth:`_fold` does with ``_PENDING_LIMIT`` responses, for the calls they stand for."""
-        kinds = set(map(_CALL_KIND, calls))
-        if len(kinds) == 1:
-            model, cached = kinds.pop()
-            self._count(model, cached, calls, _OF_CALL)
-        else:
-            for model, cached in kinds:
-                self._count(
-                    model, cached, [call for call in calls if _CALL_KIND(call) == (model, cached)], _OF_CALL
-                )
+        pending.extend(map(call_response, calls[start:]))
 
     def _fold(self) -> dict[str, list[float]]:
         pending = self._pending
         if pending:
             self._pending = []
-            kinds = set(map(_KIND, pending))
-            if len(kinds) == 1:
-                self._count(*kinds.pop(), pending)
-            else:
-                for model, cached in kinds:
-                    self._count(model, cached, [r for r in pending if _KIND(r) == (model, cached)])
+            self._count_by_kind(pending, _KIND, _OF_RESPONSE)
         return self._totals
+
+    def _count_by_kind(
+        self,
+        calls: Sequence[Any],
+        kind_of: Callable[[Any], tuple[Any, Any]],
+        getters: tuple[Callable[[Any], Any], ...],
+    ) -> None:
+        """Add calls (responses, or the counts of :data:`Call`), grouped by their model and whether they
+        were answered from the cache, read with ``kind_of`` and ``getters`` (see :meth:`_count`)."""
+        kinds = set(map(kind_of, calls))
+        if len(kinds) == 1:
+            self._count(*kinds.pop(), calls, getters)
+        else:
+            for model, cached in kinds:
+                self._count(
+                    model, cached, [call for call in calls if kind_of(call) == (model, cached)], getters
+                )
 
     def _count(
         self,
         model: str | None,
         cached: bool,
-        responses: Sequence[Any],
-        getters: tuple[Callable[[Any], Any], ...] = _OF_RESPONSE,
+        calls: Sequence[Any],
+        getters: tuple[Callable[[Any], Any], ...],
     ) -> None:
-        """Add calls of one model, all answered from the cache or none (summed in C: no loop here):
-        responses, or what ``getters`` read their cost, prompt and completion tokens from."""
+        """Add calls of one model, all answered from the cache or none (summed in C: no loop here), whose
+        cost, prompt and completion tokens ``getters`` read."""
         counts = self._totals.get(model or "unknown")
         if counts is None:
             counts = self._totals[model or "unknown"] = [0.0, 0, 0, 0, 0.0, 0, 0, 0]
         offset = _CACHED if cached else 0
         cost_of, prompt_of, completion_of = getters
-        counts[offset + _COST] += sum(map(cost_of, responses))
-        counts[offset + _PROMPT] += sum(map(prompt_of, responses))
-        counts[offset + _COMPLETION] += sum(map(completion_of, responses))
-        counts[offset + _CALLS] += len(responses)
+        counts[offset + _COST] += sum(map(cost_of, calls))
+        counts[offset + _PROMPT] += sum(map(prompt_of, calls))
+        counts[offset + _COMPLETION] += sum(map(completion_of, calls))
+        counts[offset + _CALLS] += len(calls)
 
     def merge(self, other: UsageSummary) -> None:
         """Add everything ``other`` counted."""
@@ -142,8 +142,9 @@ class UsageSummary:
         return {"usage_including_cached_inference": including, "usage_excluding_cached_inference": excluding}
 
 
-def _response(call: Call) -> ModelResponse:
-    """A response that counts as ``call`` (its message is empty)."""
+def call_response(call: Sequence[Any]) -> ModelResponse:
+    """A model response that counts as ``call``, ``(model, prompt tokens, completion tokens, cost, cached)``
+    as a durable chat records it (its message is empty)."""
     model, prompt, completion, cost, cached = call
     return ModelResponse({}, Usage(prompt, completion), cost, model, cached)
 

@@ -19,8 +19,7 @@ from parley.events import (
     SpeakerSelected,
     ToolFinished,
 )
-from parley.journal import usage_response
-from parley.models.usage import UsageSummary
+from parley.models.usage import UsageSummary, call_response
 from parley.store import StoredRecord
 from parley.termination import StopReason
 
@@ -48,7 +47,7 @@ def events_of(records: list[dict[str, Any]]) -> Iterable[ChatEvent]:
             index = len(record.get("seed_log") or [])
             continue
         for call in record.get("usage") or ():
-            response = usage_response(call)
+            response = call_response(call)
             usage.add(response)
             yield ModelResponded(
                 record.get("speaker") or last_speaker, response.model, 0.0, *_tokens(response)
