@@ -19,12 +19,12 @@ state the chat had after the last one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from parley.limits import Spent
-from parley.models.base import ModelResponse, Usage
+from parley.models.base import ModelResponse
 from parley.models.usage import Call
 from parley.records import Record
 from parley.state import ChatState
@@ -111,15 +111,15 @@ def handoff_from_data(data: Any) -> Any:
 
 
 def usage_data(response: ModelResponse) -> list[Any]:
-    """One model call's usage as compact data: ``[model, prompt, completion, cost, cached]``."""
+    """One model call's usage as compact data: ``[model, prompt, completion, cost, cached]`` (read back by
+    :func:`parley.models.usage.call_response`)."""
     usage = response.usage
     return [response.model, usage.prompt_tokens, usage.completion_tokens, response.cost, response.cached]
 
 
-def usage_response(data: Sequence[Any]) -> ModelResponse:
-    """A model response that counts as the call :func:`usage_data` describes (its message is empty)."""
-    model, prompt, completion, cost, cached = data
-    return ModelResponse({}, Usage(prompt, completion), cost, model, cached)
+def _changed(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``now`` that are new or different from ``before``."""
+    return {name: value for name, value in now.items() if before.get(name) != value}
 
 
 class Journal:
@@ -174,20 +174,12 @@ class Journal:
                 record["context_set"] = context_set
             if context_removed:
                 record["context_removed"] = context_removed
-        counters = state.auto_replies
-        if counters != self._counters_seen:
-            seen = self._counters_seen
-            record["auto_replies"] = {
-                name: count for name, count in counters.items() if seen.get(name) != count
-            }
-            self._counters_seen = counters.copy()
-        system_messages = state.system_messages
-        if system_messages != self._system_seen:
-            shown = self._system_seen
-            record["system_messages"] = {
-                name: text for name, text in system_messages.items() if shown.get(name) != text
-            }
-            self._system_seen = system_messages.copy()
+        if state.auto_replies != self._counters_seen:
+            record["auto_replies"] = _changed(state.auto_replies, self._counters_seen)
+            self._counters_seen = state.auto_replies.copy()
+        if state.system_messages != self._system_seen:
+            record["system_messages"] = _changed(state.system_messages, self._system_seen)
+            self._system_seen = state.system_messages.copy()
         if self.usage:
             record["usage"] = self.usage
             self.usage = []
@@ -401,8 +393,12 @@ def _apply_event(kind: Any, record: dict[str, Any], replayed: Replayed) -> None:
 
 
 def _apply_changes(record: dict[str, Any], state: ChatState, calls: list[Call]) -> None:
-    """Apply what else a record says changed: context, counters, system messages, spending; the model
+    """Apply what else a record says changed: counters, context, system messages, spending; the model
     calls it counts are added to ``calls``."""
+    if counters := record.get("auto_replies"):
+        state.auto_replies.update(counters)
+    for model, prompt, completion, cost, cached in record.get("usage") or ():
+        calls.append((model, prompt, completion, cost, cached))
     # few records carry more than auto-reply counters and usage
     if (
         "context_set" in record
@@ -410,24 +406,15 @@ def _apply_changes(record: dict[str, Any], state: ChatState, calls: list[Call]) 
         or "system_messages" in record
         or "spent" in record
     ):
-        _apply_all_changes(record, state, calls)
-        return
-    if counters := record.get("auto_replies"):
-        state.auto_replies.update(counters)
-    for model, prompt, completion, cost, cached in record.get("usage") or ():
-        calls.append((model, prompt, completion, cost, cached))
+        _apply_rare_changes(record, state)
 
 
-def _apply_all_changes(record: dict[str, Any], state: ChatState, calls: list[Call]) -> None:
+def _apply_rare_changes(record: dict[str, Any], state: ChatState) -> None:
     if context_set := record.get("context_set"):
         state.context_variables.update(context_set)
     for key in record.get("context_removed") or ():
         state.context_variables.pop(key, None)
-    if counters := record.get("auto_replies"):
-        state.auto_replies.update(counters)
     if system_messages := record.get("system_messages"):
         state.system_messages.update(system_messages)
-    for model, prompt, completion, cost, cached in record.get("usage") or ():
-        calls.append((model, prompt, completion, cost, cached))
     if spent := record.get("spent"):
         state.spent = Spent(**spent)
