@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import human
+from durable_helpers import cut
 from parley import (
     AFTER_WORK,
     ON_CONDITION,
@@ -30,16 +31,7 @@ from parley.journal import Journal, UnstorableValueError
 from parley.limits import MaxCost, MaxModelCalls, MaxTokens, MaxToolCalls
 from parley.models import ModelResponse, Usage
 from parley.state import ChatState
-from parley.store import ChatInUseError, MemoryStore, StoredRecord
-
-
-def cut(records: list[StoredRecord], length: int, chat_id: str) -> MemoryStore:
-    """A store holding the first ``length`` records of a chat, as a crash would have left it."""
-    store = MemoryStore()
-    log = store.open(chat_id)
-    log.append(records[:length])
-    log.close()
-    return store
+from parley.store import ChatInUseError, MemoryStore
 
 
 class Effects:

@@ -10,21 +10,13 @@ from typing import Any
 
 import pytest
 
+from durable_helpers import cut
 from parley import ConversableAgent, FunctionModel, ModelRequest, register_function
 from parley.journal import Replayed, replay
 from parley.models import ModelResponse, Usage
 from parley.models.usage import UsageSummary
-from parley.store import MemoryStore, StoredRecord, open_store
+from parley.store import MemoryStore, open_store
 from parley.store.base import record_texts
-
-
-def cut(records: list[StoredRecord], length: int, chat_id: str) -> MemoryStore:
-    """A store holding the first ``length`` records of a chat, as a crash would have left it."""
-    store = MemoryStore()
-    log = store.open(chat_id)
-    log.append(records[:length])
-    log.close()
-    return store
 
 
 def tool_chat(store: Any, seen: list[list[Any]]) -> tuple[Any, dict[str, list[Any]]]:
