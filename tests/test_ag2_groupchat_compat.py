@@ -377,6 +377,23 @@ async def test_the_async_twin_runs_it_and_the_sync_chat_can_be_told_to_skip_it()
     assert [m["content"] for m in groupchat.messages] == ["group", "d here"]
 
 
+def test_an_async_reply_function_registered_after_a_sync_chat_is_refused_in_the_next():
+    """The check each sync chat makes is kept with the agent's reply functions, and forgotten when
+    they change, by any of the list's methods."""
+    a, b = quiet("a"), quiet("b")
+    assert a.initiate_chat(b, "first", max_turns=1, silent=True).chat_history[-1]["content"] == "b here"
+
+    b.register_reply([Agent, None], async_reply, position=0)
+    with pytest.raises(RuntimeError, match=r"b has async reply functions \['async_reply'\]"):
+        a.initiate_chat(b, "second", max_turns=1, silent=True)
+
+    b._reply_func_list.pop(0)
+    assert a.initiate_chat(b, "third", max_turns=1, silent=True).chat_history[-1]["content"] == "b here"
+    b._reply_func_list.insert(0, dict(b._reply_func_list[0], reply_func=async_reply, is_async=True))
+    with pytest.raises(RuntimeError, match=r"b has async reply functions \['async_reply'\]"):
+        a.initiate_chat(b, "fourth", max_turns=1, silent=True)
+
+
 def test_a_swarm_agent_with_an_async_reply_function_cannot_run_in_a_sync_swarm():
     from parley import AFTER_WORK, SwarmAgent, initiate_swarm_chat
 

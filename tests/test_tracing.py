@@ -206,6 +206,23 @@ def test_a_trace_is_readable_while_its_chat_runs(tmp_path: Path):
     assert seen == [["chat_started", "message", "model_request", "model_response", "message", "tool_call"]]
 
 
+def test_parley_trace_set_or_unset_while_the_program_runs_applies_to_the_next_chat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    trace = tmp_path / "later.jsonl"
+    monkeypatch.delenv("PARLEY_TRACE", raising=False)
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    helper = ConversableAgent("helper", llm_config=ScriptedModel(["a", "b", "c"]), human_input_mode="NEVER")
+
+    user.initiate_chat(helper, "before", max_turns=1, silent=True)
+    monkeypatch.setenv("PARLEY_TRACE", str(trace))
+    traced = user.initiate_chat(helper, "while set", max_turns=1, silent=True)
+    monkeypatch.delenv("PARLEY_TRACE")
+    user.initiate_chat(helper, "after", max_turns=1, silent=True)
+
+    assert {event["chat_id"] for event in read(trace)} == {traced.chat_id}
+
+
 def test_parley_trace_traces_every_chat_and_nested_chats_are_traced_with_their_parent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

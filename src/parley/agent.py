@@ -519,11 +519,18 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self.hook_lists[hookable_method].append(hook)
 
     def _async_reply_functions_unusable_in_sync_chat(self) -> list[str]:
-        return [
+        chain = self._reply_func_list
+        known = getattr(chain, "sync_unusable", None)
+        if known is not None:
+            return known
+        unusable = [
             function_name(entry["reply_func"])
-            for entry in self._reply_func_list
+            for entry in chain
             if entry["is_async"] and not entry["ignore_async_in_sync_chat"]
         ]
+        if type(chain) is ReplyChain:
+            chain.sync_unusable = unusable
+        return unusable
 
     @property
     def handoffs(self) -> Handoffs:

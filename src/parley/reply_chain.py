@@ -87,7 +87,7 @@ class ReplyChain(list[dict[str, Any]]):
     """An agent's ``_reply_func_list``: a list in AG2's shape that keeps the chain compiled for plain last
     messages (:func:`plain_chain`) and forgets it on any change."""
 
-    __slots__ = ("own_only", "plain_async", "plain_sync")
+    __slots__ = ("own_only", "plain_async", "plain_sync", "sync_unusable")
 
     def __init__(self, entries: Any = ()) -> None:
         super().__init__(entries)
@@ -96,9 +96,11 @@ class ReplyChain(list[dict[str, Any]]):
         self.own_only: bool | None = None
         """Whether every reply function is parley's own (``None``: not known yet; see
         :func:`parley.engine.runs_user_code`)."""
+        self.sync_unusable: list[str] | None = None
+        """The names of the async reply functions a sync chat cannot run (``None``: not known yet)."""
 
     def _forget(self) -> None:
-        self.plain_sync = self.plain_async = self.own_only = None
+        self.plain_sync = self.plain_async = self.own_only = self.sync_unusable = None
 
     def append(self, entry: dict[str, Any]) -> None:
         super().append(entry)

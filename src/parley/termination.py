@@ -107,7 +107,17 @@ class MaxMessages(Record):
 
 def max_turns_condition(max_turns: int) -> MaxMessages:
     """Two-agent chats: a turn is both agents speaking once, the initial message included."""
-    return MaxMessages(2 * max_turns, StopKind.MAX_TURNS, f"Maximum turns ({max_turns}) reached")
+    condition = _max_turns_conditions.get(max_turns)
+    if condition is None:
+        condition = MaxMessages(2 * max_turns, StopKind.MAX_TURNS, f"Maximum turns ({max_turns}) reached")
+        if len(_max_turns_conditions) < _MAX_TURNS_KEPT:
+            _max_turns_conditions[max_turns] = condition
+    return condition
+
+
+_MAX_TURNS_KEPT = 64
+_max_turns_conditions: dict[int, MaxMessages] = {}
+"""The conditions of the commonest limits, shared by the chats that set them (a condition keeps no state)."""
 
 
 def max_round_condition(max_round: int, *, count_tool_results: bool = True) -> MaxMessages:

@@ -99,5 +99,13 @@ def entry_listeners(listeners: Any, trace: str | os.PathLike[str] | None) -> lis
 
 def environment_trace() -> list[Listener]:
     """The trace ``PARLEY_TRACE`` names, for every chat (none if it is not set)."""
+    raw = getattr(os.environ, "_data", None)  # CPython's encoded copy: a lookup without encoding the name
+    if raw is not None and _ENCODED_TRACE_VARIABLE not in raw:
+        return []
     path = os.environ.get(TRACE_VARIABLE)
     return [trace_to(path)] if path else []
+
+
+_ENCODED_TRACE_VARIABLE: Any = (
+    os.environ.encodekey(TRACE_VARIABLE) if hasattr(os.environ, "encodekey") else TRACE_VARIABLE
+)

@@ -65,7 +65,11 @@ class UsageSummary:
         pending = self._pending
         if pending:
             self._pending = []
-            self._count_by_kind(pending, _KIND, _OF_RESPONSE)
+            if len(pending) == 1:  # one call: nothing to group
+                only = pending[0]
+                self._count(only.model, only.cached, pending, _OF_RESPONSE)
+            else:
+                self._count_by_kind(pending, _KIND, _OF_RESPONSE)
         return self._totals
 
     def _count_by_kind(
