@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from typing import Any
 
 import pytest
@@ -81,6 +82,28 @@ def test_carryover_is_appended_to_the_initial_message(quiet_agent):
     )
 
     assert result.chat_history[0]["content"] == "Solve it.\nContext: \nx = 1\ny = 2"
+
+
+def test_a_misspelt_parameter_is_warned_of_and_other_extra_keywords_are_left_to_the_message(quiet_agent):
+    """As in AG2, extra keywords go to a message callable as its context; with a text message a keyword
+    that looks like a parameter (max_turn, max_round) would silently change nothing, so it is warned of."""
+    agent_a, agent_b = quiet_agent("agent_a"), quiet_agent("agent_b")
+
+    with pytest.warns(UserWarning, match=r"got max_round=, .* did you mean max_turns=\?"):
+        result = agent_a.initiate_chat(agent_b, "hi", max_turns=1, silent=True, max_round=3)
+    assert len(result.chat_history) == 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent_a.initiate_chat(agent_b, "hi", max_turns=1, silent=True, carryover="c", verbose=True, topic="x")
+        called = agent_a.initiate_chat(
+            agent_b,
+            lambda sender, recipient, context: f"about {context['max_round']}",
+            max_turns=1,
+            silent=True,
+            max_round=3,
+        )
+    assert called.chat_history[0]["content"] == "about 3"
 
 
 def test_no_message_asks_the_human_for_the_first_one(quiet_agent):

@@ -8,6 +8,7 @@ agent is serving, when called from inside one, and otherwise its latest chat (wi
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import itertools
 import os
@@ -1022,6 +1023,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             )
         if isinstance(message, dict):
             to_message(message)
+        if opening.kwargs and not callable(message):
+            _warn_of_mistyped_parameters(opening.kwargs)
         chat = recipient._chat_started_by(
             self,
             max_turns=max_turns,
@@ -1415,6 +1418,41 @@ def _skipped_for(last: Message) -> frozenset[Any]:
         for function, key in ((_TOOL_CALLS_REPLY, "tool_calls"), (_FUNCTION_CALL_REPLY, "function_call"))
         if not last.get(key)
     )
+
+
+_CHAT_PARAMETERS = (
+    "recipient",
+    "message",
+    "max_turns",
+    "summary_method",
+    "summary_args",
+    "clear_history",
+    "silent",
+    "cache",
+    "store",
+    "chat_id",
+    "listeners",
+    "stop_when",
+    "trace",
+    "carryover",
+    "verbose",
+)
+
+
+def _warn_of_mistyped_parameters(kwargs: dict[str, Any]) -> None:
+    """Warn of the extra keywords of ``initiate_chat`` that look like a misspelt parameter: as in AG2,
+    they are kept for a message callable, so with a text message they change nothing."""
+    for keyword in kwargs:
+        if keyword in _CHAT_PARAMETERS:
+            continue
+        close = difflib.get_close_matches(keyword, _CHAT_PARAMETERS, n=1)
+        if close:
+            warnings.warn(
+                f"initiate_chat() got {keyword}=, which is not one of its parameters (extra keywords only "
+                f"reach a message callable, and this chat's message is not one); did you mean {close[0]}=?",
+                UserWarning,
+                stacklevel=4,
+            )
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
