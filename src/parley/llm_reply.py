@@ -11,7 +11,7 @@ from parley.engine import current_chat
 from parley.events import ModelRequested, ModelResponded
 from parley.journal import usage_data
 from parley.messages import Message, MessageSequence, Reply, View, check_tool_keys, flatten_for_model
-from parley.models.base import ModelClient, ModelError, ModelResponse
+from parley.models.base import ModelClient, ModelError, ModelResponse, is_model_client
 from parley.models.streaming import token_sink
 from parley.models.usage import UsageSummary
 from parley.termination import StopReason
@@ -213,4 +213,4 @@ def _new_call_id() -> str:
 
 def _client_or(config: Any, default: ModelClient | None) -> ModelClient | None:
     """A reply function's ``config`` when it is a model client, else the agent's own model."""
-    return config if isinstance(config, ModelClient) else default
+    return config if is_model_client(config) else default

@@ -312,3 +312,19 @@ class _NoModel:
 def test_an_object_that_is_not_a_whole_model_client_is_refused_saying_what_it_lacks(llm_config, match):
     with pytest.raises(TypeError, match=match):
         ConversableAgent("assistant", llm_config=llm_config)
+
+
+class _Both(_CreateOnly):
+    async def a_create(self, messages: Any, tools: Any = None, **params: Any) -> None:
+        return None
+
+
+class _SwitchedOff(_Both):
+    a_create = None
+
+
+@pytest.mark.parametrize("value", [_Both(), _Both, _CreateOnly(), _NoModel(), _SwitchedOff(), None, 3, "m"])
+def test_the_quick_model_client_check_agrees_with_the_protocol_check(value):
+    from parley.models.base import ModelClient, is_model_client
+
+    assert is_model_client(value) == isinstance(value, ModelClient)

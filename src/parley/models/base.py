@@ -106,3 +106,10 @@ class ModelClient(Protocol):
     async def a_create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
     ) -> ModelResponse: ...
+
+
+def is_model_client(value: Any) -> bool:
+    """``isinstance(value, ModelClient)``, as a protocol check makes it (it has ``create`` and
+    ``a_create``), in a fraction of its time: a runtime protocol check lists the protocol's members
+    again at each call."""
+    return getattr(value, "create", None) is not None and getattr(value, "a_create", None) is not None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.coroutines import run_sync
 from parley.messages import Message
-from parley.models.base import ModelClient, ModelError, ModelResponse
+from parley.models.base import ModelClient, ModelError, ModelResponse, is_model_client
 from parley.models.cache import active_cache
 from parley.models.pricing import Price, price_in_advance, worst_price
 
@@ -179,7 +179,7 @@ def model_client_from_llm_config(llm_config: Any) -> ModelClient | None:
             return ConfigListClient(llm_config.for_clients())
     if isinstance(llm_config, list):
         return ConfigListClient({"config_list": llm_config})
-    if isinstance(llm_config, ModelClient):
+    if is_model_client(llm_config):
         return llm_config
     missing = [name for name in ("create", "a_create") if not callable(getattr(llm_config, name, None))]
     if len(missing) == 1:
