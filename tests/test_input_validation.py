@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from parley import ConversableAgent, FunctionModel, ScriptedModel, register_function, tool_call
 from parley.messages import MESSAGE_KEYS, to_logged, to_message
-from parley.tools import Tool
+from parley.tools import Tool, _json_value
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -209,6 +209,48 @@ def test_any_text_as_arguments_gives_keyword_arguments_or_a_clear_error(text):
     except ValueError:
         return
     assert set(parsed) == {"city", "days", "unit"}
+
+
+def _loads_or_error(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        return f"Error: {error}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=json_values,
+    before=st.sampled_from(["", " ", "\n", "\ufeff"]),
+    after=st.sampled_from(["", " ", "\n\t", "x", "}", ","]),
+    cut=st.integers(min_value=0, max_value=3),
+)
+def test_arguments_are_decoded_as_json_loads_decodes_them(value, before, after, cut):
+    """Decoding skips json.loads' whitespace scans when nothing surrounds the value; whatever surrounds
+    it, the result and the error are json.loads'."""
+    text = before + json.dumps(value) + after
+    for candidate in (text, text[: len(text) - cut]):
+        assert _loads_or_error(candidate) == _json_value_or_error(candidate)
+
+
+def _json_value_or_error(text: str) -> Any:
+    try:
+        return _json_value(text)
+    except ValueError as error:
+        return f"Error: {error}"
+
+
+def test_decoded_arguments_are_validated_into_fresh_keyword_arguments():
+    tool = Tool(weather)
+    first = tool.parse_arguments('{"unit": "F", "city": "Rome"}')
+    second = tool.parse_arguments(' {"city": "Rome", "unit": "F"}\n')
+
+    assert first == second == {"city": "Rome", "days": 1, "unit": Unit.FAHRENHEIT}
+    assert list(first) == ["city", "days", "unit"]
+    first["extra"] = 1
+    assert tool.parse_arguments('{"city": "Rome", "unit": "F"}') == second
+    with pytest.raises(ValueError, match=r"^the arguments are not valid JSON \(Extra data: "):
+        tool.parse_arguments('{"city": "Rome"} x')
 
 
 def test_deeply_nested_arguments_are_an_error_not_a_crash():

@@ -118,6 +118,7 @@ class Tool:
         self.injects_call_id = signature.injects_call_id
         self._arguments_model = signature.arguments_model
         self._parameter_names = signature.parameter_names
+        self._parameter_set = frozenset(signature.parameter_names)
         self.parameters = signature.parameters if parameters_json_schema is None else parameters_json_schema
         self._schema: dict[str, Any] | None = None
         self.__name__ = self.name
@@ -186,17 +187,17 @@ class Tool:
             decoded: Any = {}
         elif isinstance(arguments, str):
             try:
-                decoded = json.loads(arguments)
+                decoded = _json_value(arguments)
             except (ValueError, RecursionError) as error:
                 raise ValueError(f"the arguments are not valid JSON ({error}): {arguments[:200]!r}") from None
         else:
             decoded = arguments
         if not isinstance(decoded, dict):
             raise ValueError(f"the arguments must be a JSON object, not {type(decoded).__name__}")
-        unexpected = [name for name in decoded if name not in self._parameter_names]
         extra: dict[str, Any] = {}
         problems = []
-        if unexpected:
+        if not decoded.keys() <= self._parameter_set:
+            unexpected = [name for name in decoded if name not in self._parameter_set]
             if self._takes_any_keyword:
                 extra = {name: decoded[name] for name in unexpected}
             else:
@@ -209,7 +210,7 @@ class Tool:
                 raise ValueError("; ".join(problems))
             return extra
         try:
-            validated = self._arguments_model.model_validate(decoded)
+            validated = self._arguments_model.__pydantic_validator__.validate_python(decoded)
         except RecursionError:
             raise ValueError("the arguments are nested too deeply") from None
         except Exception as error:
@@ -218,7 +219,8 @@ class Tool:
             problems.append(_validation_message(error))
         if problems:
             raise ValueError("; ".join(problems))
-        return {**{name: getattr(validated, name) for name in self._parameter_names}, **extra}
+        # the model's fields, in the function's order, are its instance's attributes
+        return {**vars(validated), **extra}
 
     @functools.cached_property
     def _takes_any_keyword(self) -> bool:
@@ -397,6 +399,19 @@ def _parameters_schema(model: type[BaseModel] | None) -> dict[str, Any]:
         return inline_refs({**schema, "$defs": definitions}, keep_titles=True)
     except RecursiveSchema:  # a model that contains itself is referred to, not written out
         return {**schema, "$defs": definitions}
+
+
+_JSON_DECODER = json.JSONDecoder()
+
+
+def _json_value(text: str) -> Any:
+    """``json.loads(text)``: a value with nothing around it (as models write arguments) is decoded
+    without looking for whitespace first."""
+    try:
+        value, end = _JSON_DECODER.raw_decode(text)
+    except ValueError:  # json.loads says what is wrong
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
 
 
 def _summary_of(doc: str) -> str:
