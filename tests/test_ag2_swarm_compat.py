@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from parley import (
     AFTER_WORK,
@@ -257,6 +258,66 @@ def test_swarm_result_keeps_the_context_variables_of_a_dict():
 def test_swarm_result_validates_its_fields(kwargs):
     with pytest.raises(ValueError, match="validation error for SwarmResult"):
         SwarmResult(**kwargs)
+
+
+class _SubclassedSwarmResult(SwarmResult):
+    pass
+
+
+class _SubclassedReplyResult(ReplyResult):
+    pass
+
+
+def _made(kind: type, fields: dict[str, Any]) -> Any:
+    """What ``kind(**fields)`` makes, as data, or the error it raises."""
+    try:
+        result = kind(**fields)
+    except ValidationError as error:
+        return error.errors(include_context=False), str(error).split("\n", 1)[1]  # without the title
+    dumps = result.model_dump(), result.model_dump_json(), result.model_dump(mode="json")
+    return result.__getstate__(), dumps, result.model_fields_set
+
+
+_A = agent("a")
+_CONTEXT = ContextVariables(data={"k": 1})
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"values": "x"},
+        {"values": "x", "context_variables": {"k": 1}},
+        {"values": "x", "agent": "a", "context_variables": _CONTEXT},
+        {"values": "x", "agent": _A, "context_variables": None},
+        {"values": "x", "agent": AfterWorkOption.TERMINATE, "unknown": 1},
+        {"values": 5},
+        {"values": "x", "agent": 5},
+        {"values": "x", "context_variables": 5},
+        {"values": "x", "context_variables": [("k", 1)]},
+    ],
+)
+def test_a_swarm_result_is_made_as_pydantic_makes_a_subclass(fields):
+    # a SwarmResult's validator is called directly; a subclass's goes through BaseModel.__init__
+    assert _made(SwarmResult, fields) == _made(_SubclassedSwarmResult, fields)
+    if isinstance(fields.get("context_variables"), ContextVariables):
+        assert SwarmResult(**fields).context_variables is fields["context_variables"]
+    if type(fields.get("context_variables")) is dict:
+        assert SwarmResult(**fields).context_variables is not fields["context_variables"]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"message": "m"},
+        {"message": "m", "target": _A, "context_variables": {"k": 1}},
+        {"message": "m", "context_variables": _CONTEXT},
+        {"message": 5},
+        {"message": "m", "target": 5},
+        {"message": "m", "context_variables": "k"},
+    ],
+)
+def test_a_reply_result_is_made_as_pydantic_makes_a_subclass(fields):
+    assert _made(ReplyResult, fields) == _made(_SubclassedReplyResult, fields)
 
 
 def test_reply_result_is_a_pydantic_model_too():

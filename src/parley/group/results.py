@@ -28,7 +28,9 @@ def _as_context(value: Any) -> ContextVariables | None:
     if value is None or isinstance(value, ContextVariables):
         return value
     if isinstance(value, dict):
-        return ContextVariables(value)
+        context = ContextVariables.empty()
+        context.update(value)
+        return context
     raise ValueError(f"context_variables must be a dict or ContextVariables, not {type(value).__name__}")
 
 
@@ -46,6 +48,16 @@ def _context_json(value: ContextVariables | None) -> Any:
     return None if value is None else {"data": dict(value)}
 
 
+def _validate_fields(model: BaseModel, own_type: type[BaseModel], fields: dict[str, Any]) -> None:
+    """``BaseModel.__init__(model, **fields)``; for an instance of ``own_type`` itself, whose
+    validators never return another object (``__init__`` warns when they do), its validator is called
+    directly (a result is made for every tool call)."""
+    if type(model) is own_type:
+        model.__pydantic_validator__.validate_python(fields, self_instance=model)
+    else:
+        BaseModel.__init__(model, **fields)
+
+
 class SwarmResult(BaseModel, ToolResult):
     """A swarm tool's result: ``values`` for the model, an optional handoff ``agent`` (an agent, its name,
     an ``AfterWorkOption`` or a target), and ``context_variables`` merged into the shared context.
@@ -61,7 +73,8 @@ class SwarmResult(BaseModel, ToolResult):
     context_variables: Any = None
 
     def __init__(self, values: str = "", agent: Any = None, context_variables: Any = None, **data: Any):
-        super().__init__(values=values, agent=agent, context_variables=context_variables, **data)
+        fields = {"values": values, "agent": agent, "context_variables": context_variables, **data}
+        _validate_fields(self, SwarmResult, fields)
 
     @field_validator("agent")
     @classmethod
@@ -72,7 +85,7 @@ class SwarmResult(BaseModel, ToolResult):
     @classmethod
     def _context(cls, value: Any) -> ContextVariables:
         context = _as_context(value)
-        return ContextVariables() if context is None else context
+        return ContextVariables.empty() if context is None else context
 
     @field_serializer("agent", when_used="json")
     def _agent_json(self, value: Any) -> Any:
@@ -106,7 +119,8 @@ class ReplyResult(BaseModel, ToolResult):
     context_variables: Any = None
 
     def __init__(self, message: str, target: Any = None, context_variables: Any = None, **data: Any):
-        super().__init__(message=message, target=target, context_variables=context_variables, **data)
+        fields = {"message": message, "target": target, "context_variables": context_variables, **data}
+        _validate_fields(self, ReplyResult, fields)
 
     @field_validator("target")
     @classmethod
