@@ -116,7 +116,9 @@ class Tool:
         signature = _signature_of(func, self.name, doc)
         self.injects_context = signature.injects_context
         self.injects_call_id = signature.injects_call_id
-        self._arguments_model = signature.arguments_model
+        model = signature.arguments_model
+        # the model is complete (its schema was made): its validator is final
+        self._arguments_validator = None if model is None else model.__pydantic_validator__
         self._parameter_names = signature.parameter_names
         self._parameter_set = frozenset(signature.parameter_names)
         self.parameters = signature.parameters if parameters_json_schema is None else parameters_json_schema
@@ -181,7 +183,8 @@ class Tool:
         Raises:
             ValueError: the arguments are not a JSON object or fail validation; the message says why.
         """
-        if self._arguments_model is None and (arguments == "{}" or arguments is None or arguments == ""):
+        validator = self._arguments_validator
+        if validator is None and (arguments == "{}" or arguments is None or arguments == ""):
             return {}
         if arguments is None or arguments == "":
             decoded: Any = {}
@@ -196,7 +199,7 @@ class Tool:
             raise ValueError(f"the arguments must be a JSON object, not {type(decoded).__name__}")
         extra: dict[str, Any] = {}
         problems = []
-        if not decoded.keys() <= self._parameter_set:
+        if not self._parameter_set.issuperset(decoded):
             unexpected = [name for name in decoded if name not in self._parameter_set]
             if self._takes_any_keyword:
                 extra = {name: decoded[name] for name in unexpected}
@@ -205,12 +208,12 @@ class Tool:
                 names = ", ".join(map(repr, unexpected))
                 problems.append(f"unexpected arguments {names} ({self.name} takes {takes})")
             decoded = {name: value for name, value in decoded.items() if name in self._parameter_names}
-        if self._arguments_model is None:
+        if validator is None:
             if problems:
                 raise ValueError("; ".join(problems))
             return extra
         try:
-            validated = self._arguments_model.__pydantic_validator__.validate_python(decoded)
+            validated = validator.validate_python(decoded)
         except RecursionError:
             raise ValueError("the arguments are nested too deeply") from None
         except Exception as error:
@@ -220,7 +223,7 @@ class Tool:
         if problems:
             raise ValueError("; ".join(problems))
         # the model's fields, in the function's order, are its instance's attributes
-        return {**vars(validated), **extra}
+        return {**validated.__dict__, **extra}
 
     @functools.cached_property
     def _takes_any_keyword(self) -> bool:
