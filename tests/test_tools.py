@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from enum import Enum
 from typing import Annotated, Any, Literal
@@ -16,11 +17,14 @@ from parley import (
     GroupChatManager,
     ScriptedModel,
     StopKind,
+    SwarmResult,
     Tool,
     initiate_swarm_chat,
     register_function,
     tool_call,
 )
+from parley.coroutines import run_sync
+from parley.tool_calls import run_only_call, run_tool_calls
 from parley.tools import ToolDefinitionError
 
 
@@ -203,6 +207,61 @@ def test_context_variables_is_hidden_from_the_model_and_injected():
     assert model.requests[0].tools[0]["function"]["parameters"]["properties"] == {
         "fact": {"type": "string", "description": "fact"}
     }
+
+
+class _Incomparable:
+    """A value that cannot be compared (as numpy arrays cannot be told equal as one bool)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("ambiguous")
+
+    __hash__ = object.__hash__
+
+
+def _edit(context_variables: dict[str, Any], edit: str) -> SwarmResult:
+    if edit == "set":
+        context_variables["b"] = 1
+    elif edit == "remove":
+        del context_variables["c"]
+    elif edit == "same list":
+        context_variables["items"] = [1, 2]
+    return SwarmResult(values=edit, context_variables={"c": 5} if edit == "remove" else {"a": 2})
+
+
+@pytest.mark.parametrize(
+    ("edit", "context_set", "context_removed"),
+    [
+        ("nothing", {"a": 2}, []),
+        ("set", {"b": 1, "a": 2}, []),
+        ("remove", {"c": 5}, []),
+        ("same list", {"a": 2}, []),
+    ],
+)
+@pytest.mark.parametrize("only", [True, False])
+def test_a_calls_context_changes_are_those_it_made_and_returned(edit, context_set, context_removed, only):
+    tools = {"edit": Tool(lambda edit, context_variables: _edit(context_variables, edit), name="edit")}
+    call = tool_call("edit", {"edit": "x"}, id="e1")
+    call["function"]["arguments"] = json.dumps({"edit": edit})
+    context = {"a": 1, "c": 3, "items": [1, 2]}
+
+    if only:
+        outcome = run_sync(run_only_call(call, tools, context, None, None, None, sync=True))
+    else:
+        (outcome,) = run_tool_calls([call], tools, context)
+
+    assert (dict(outcome.context_set), list(outcome.context_removed)) == (context_set, context_removed)
+    assert context == {"a": 1, "c": 3, "items": [1, 2]}
+
+
+def test_a_value_that_cannot_be_compared_counts_as_changed():
+    def keep(context_variables: dict[str, Any]) -> str:
+        return "kept"
+
+    context = {"odd": _Incomparable(), "same": 1}
+    (outcome,) = run_tool_calls([tool_call("keep", {})], {"keep": Tool(keep)}, context)
+
+    assert list(outcome.context_set) == ["odd"]
+    assert list(outcome.context_removed) == []
 
 
 # registration ---------------------------------------------------------------------------------------

@@ -195,9 +195,14 @@ def _only_call(
     return (0, tool, tool_call.get("id"), arguments, None if limit == NO_LIMIT else limit, None)
 
 
-def _given(tool: Tool, context_variables: dict[str, Any] | None) -> _Given:
-    """What a message's only call is given: a private copy of the context, if its tool takes it."""
-    return _Working(context_variables).context_for(tool) if tool.injects_context else _NOTHING_GIVEN
+def _given(tool: Tool, context: dict[str, Any] | None) -> _Given:
+    """A private copy of ``context`` for a call of ``tool``, and the context it was copied from (to tell
+    the call's changes by); ``(None, None)`` if the tool does not take the context."""
+    if not tool.injects_context:
+        return _NOTHING_GIVEN
+    if context is None:
+        return {}, {}
+    return private_copy(context), context
 
 
 def _only_handoff(outcome: ToolOutcome, check_handoff: HandoffCheck | None) -> ToolOutcome:
@@ -320,14 +325,8 @@ class _Working:
                 self._apply(outcome)
 
     def context_for(self, tool: Tool) -> _Given:
-        """A private copy of the context for a call of ``tool``, and the context it was copied from (to
-        tell the call's changes by); ``(None, None)`` if the tool does not take the context."""
-        if not tool.injects_context:
-            return None, None
-        current = self._changed if self._changed is not None else self._base
-        if current is None:
-            return {}, {}
-        return private_copy(current), current
+        """What a call of ``tool`` is given (see :func:`_given`) of the context as it is now."""
+        return _given(tool, self._changed if self._changed is not None else self._base)
 
     def took(self, outcome: ToolOutcome) -> None:
         """Keep the changes of a call that succeeded for the calls after it."""
@@ -442,7 +441,7 @@ def _outcome(
     duration = time.perf_counter() - started if started else 0.0
     context_set: Mapping[str, Any] = _NO_CHANGES
     context_removed: Sequence[str] = ()
-    if context is not None and before is not None:
+    if context is not None and before is not None and not _unchanged(before, context):
         context_set = {
             key: value for key, value in context.items() if key not in before or not _same(before[key], value)
         }
@@ -453,8 +452,11 @@ def _outcome(
     elif isinstance(result, ToolResult):
         returned = result.result_context()
         if returned and returned is not context:
-            context_set = {**context_set, **returned}
-            context_removed = [key for key in context_removed if key not in returned]
+            if context_set or context_removed:
+                context_set = {**context_set, **returned}
+                context_removed = [key for key in context_removed if key not in returned]
+            else:  # the common case: the call changed nothing in its copy of the context
+                context_set = {**returned}
         content = result.result_text()
         handoff = result.result_handoff()
     elif getattr(result, "_is_handoff_target", False):
@@ -463,6 +465,15 @@ def _outcome(
     else:
         content = result_text(result)
     return ToolOutcome(call[2], call[1].name, content, handoff, context_set, context_removed, None, duration)
+
+
+def _unchanged(before: dict[str, Any], context: dict[str, Any]) -> bool:
+    """Whether a call left its copy of the context as it was: the same keys, each value :func:`_same` as
+    before (the common case, told in one comparison)."""
+    try:
+        return dict.__eq__(before, context) is True
+    except Exception:  # a value that cannot be compared: each one is looked at
+        return False
 
 
 def _same(old: Any, new: Any) -> bool:
