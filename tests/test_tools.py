@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 from enum import Enum
@@ -145,6 +146,26 @@ def test_schema_of_a_pydantic_model_and_validation_into_it():
 def test_future_annotations_resolve():
     # This module uses `from __future__ import annotations`: every annotation above is a string.
     assert Tool(weather).parameters["properties"]["city"]["type"] == "string"
+
+
+def test_a_function_of_no_parameters_takes_no_arguments_and_a_wrapper_is_read_through():
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        return weather(*args, **kwargs)
+
+    plain_wrapper = functools.wraps(weather)(lambda: "wrapped")
+
+    tool = Tool(ping)
+    assert tool.parameters == {"type": "object", "properties": {}}
+    assert tool.schema["function"]["description"] == "Ping."
+    assert tool.parse_arguments("{}") == {} and tool.parse_arguments(None) == {}
+    with pytest.raises(ValueError, match="unexpected arguments 'x'"):
+        tool.parse_arguments('{"x": 1}')
+    assert Tool(wrapper).parameters == {"type": "object", "properties": {}}
+    assert set(Tool(plain_wrapper, name="w").parameters["properties"]) == {"city", "days"}
 
 
 def test_name_and_description_can_be_overridden():

@@ -311,6 +311,8 @@ def _signature_of(func: Callable[..., Any], name: str, doc: str) -> _Signature:
         cached = None
     if cached is not None:
         return cached
+    if _takes_nothing(func):
+        return _Signature(False, False, None, (), _parameters_schema(None))
     injected, model, names = _arguments_model(func, name, _parameter_docs(doc))
     try:
         parameters = _parameters_schema(model)
@@ -329,6 +331,18 @@ def _signature_of(func: Callable[..., Any], name: str, doc: str) -> _Signature:
     with contextlib.suppress(TypeError):
         _signatures[func] = signature
     return signature
+
+
+_ANY_ARGUMENTS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _takes_nothing(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` is a plain function of no parameters (a handoff's transfer is one), whose
+    signature needs no reading; a wrapper, or a function that says its own signature, is read."""
+    if not inspect.isfunction(func) or hasattr(func, "__wrapped__") or hasattr(func, "__signature__"):
+        return False
+    code = func.__code__
+    return code.co_argcount == 0 and code.co_kwonlyargcount == 0 and not code.co_flags & _ANY_ARGUMENTS
 
 
 def _arguments_model(
