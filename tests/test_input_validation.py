@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from parley import ConversableAgent, FunctionModel, ScriptedModel, register_function, tool_call
+from parley import ConversableAgent, FunctionModel, ScriptedModel, json_text, register_function, tool_call
 from parley.messages import MESSAGE_KEYS, to_logged, to_message
-from parley.tools import Tool, _json_value
+from parley.tools import Tool
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -225,9 +225,9 @@ def _loads_or_error(text: str) -> Any:
     after=st.sampled_from(["", " ", "\n\t", "x", "}", ","]),
     cut=st.integers(min_value=0, max_value=3),
 )
-def test_arguments_are_decoded_as_json_loads_decodes_them(value, before, after, cut):
-    """Decoding skips json.loads' whitespace scans when nothing surrounds the value; whatever surrounds
-    it, the result and the error are json.loads'."""
+def test_arguments_and_records_are_decoded_as_json_loads_decodes_them(value, before, after, cut):
+    """Decoding (tool arguments, a durable chat's records) skips json.loads' whitespace scans when
+    nothing surrounds the value; whatever surrounds it, the result and the error are json.loads'."""
     text = before + json.dumps(value) + after
     for candidate in (text, text[: len(text) - cut]):
         assert _loads_or_error(candidate) == _json_value_or_error(candidate)
@@ -235,7 +235,7 @@ def test_arguments_are_decoded_as_json_loads_decodes_them(value, before, after, 
 
 def _json_value_or_error(text: str) -> Any:
     try:
-        return _json_value(text)
+        return json_text.loads(text)
     except ValueError as error:
         return f"Error: {error}"
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from parley import json_text
 from parley.limits import Spent
 from parley.models.base import ModelResponse
 from parley.models.usage import Call
@@ -296,19 +297,6 @@ class Replayed(Record):
         self.tool_messages = [] if tool_messages is None else tool_messages
 
 
-_DECODER = json.JSONDecoder()
-
-
-def _decoded(text: str) -> Any:
-    """A record's text decoded, as ``json.loads`` decodes it (the quick way for text as parley writes it:
-    one JSON value, no space around it)."""
-    try:
-        value, end = _DECODER.raw_decode(text)
-    except ValueError:
-        return json.loads(text)
-    return value if end == len(text) else json.loads(text)
-
-
 def replay(texts: Iterable[str], chat_id: str) -> Replayed:
     """Rebuild a chat's state from its records (their JSON text), in order; each record is decoded as it
     is applied.
@@ -317,7 +305,7 @@ def replay(texts: Iterable[str], chat_id: str) -> Replayed:
         ValueError: a record is not JSON, or the records do not start with ``chat_started``.
         KeyError, TypeError: a record lacks what its kind needs, or holds data of another type.
     """
-    remaining = map(_decoded, texts)
+    remaining = map(json_text.loads, texts)
     first = next(remaining, None)
     if type(first) is not dict or first.get("kind") != "chat_started":
         raise ValueError(f"the records of chat {chat_id!r} do not start with chat_started")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import json
 import re
 import typing
 import weakref
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
+from parley import json_text
 from parley.json_schema import RecursiveSchema, inline_refs
 from parley.records import FrozenRecord
 
@@ -190,7 +190,7 @@ class Tool:
             decoded: Any = {}
         elif isinstance(arguments, str):
             try:
-                decoded = _json_value(arguments)
+                decoded = json_text.loads(arguments)
             except (ValueError, RecursionError) as error:
                 raise ValueError(f"the arguments are not valid JSON ({error}): {arguments[:200]!r}") from None
         else:
@@ -416,19 +416,6 @@ def _parameters_schema(model: type[BaseModel] | None) -> dict[str, Any]:
         return inline_refs({**schema, "$defs": definitions}, keep_titles=True)
     except RecursiveSchema:  # a model that contains itself is referred to, not written out
         return {**schema, "$defs": definitions}
-
-
-_JSON_DECODER = json.JSONDecoder()
-
-
-def _json_value(text: str) -> Any:
-    """``json.loads(text)``: a value with nothing around it (as models write arguments) is decoded
-    without looking for whitespace first."""
-    try:
-        value, end = _JSON_DECODER.raw_decode(text)
-    except ValueError:  # json.loads says what is wrong
-        return json.loads(text)
-    return value if end == len(text) else json.loads(text)
 
 
 def _summary_of(doc: str) -> str:
