@@ -9,6 +9,7 @@ agent is serving, when called from inside one, and otherwise its latest chat (wi
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import itertools
 import os
@@ -1420,32 +1421,27 @@ def _skipped_for(last: Message) -> frozenset[Any]:
     )
 
 
-_CHAT_PARAMETERS = (
-    "recipient",
-    "message",
-    "max_turns",
-    "summary_method",
-    "summary_args",
-    "clear_history",
-    "silent",
-    "cache",
-    "store",
-    "chat_id",
-    "listeners",
-    "stop_when",
-    "trace",
-    "carryover",
-    "verbose",
-)
+_RESERVED_KEYWORDS = ("carryover", "verbose")
+"""The extra keywords of ``initiate_chat`` that AG2 reserves."""
+
+
+@functools.cache
+def _chat_parameters() -> tuple[str, ...]:
+    """``initiate_chat``'s parameters and AG2's reserved keywords (read once, when a chat is given an
+    extra keyword)."""
+    parameters = inspect.signature(ConversableAgent.initiate_chat).parameters.values()
+    named = [parameter.name for parameter in parameters if parameter.kind is not parameter.VAR_KEYWORD]
+    return (*named[1:], *_RESERVED_KEYWORDS)
 
 
 def _warn_of_mistyped_parameters(kwargs: dict[str, Any]) -> None:
     """Warn of the extra keywords of ``initiate_chat`` that look like a misspelt parameter: as in AG2,
     they are kept for a message callable, so with a text message they change nothing."""
+    known = _chat_parameters()
     for keyword in kwargs:
-        if keyword in _CHAT_PARAMETERS:
+        if keyword in known:
             continue
-        close = difflib.get_close_matches(keyword, _CHAT_PARAMETERS, n=1)
+        close = difflib.get_close_matches(keyword, known, n=1)
         if close:
             warnings.warn(
                 f"initiate_chat() got {keyword}=, which is not one of its parameters (extra keywords only "
