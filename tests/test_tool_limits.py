@@ -244,6 +244,20 @@ async def test_timed_sync_tools_in_an_async_chat_reuse_a_thread_but_not_one_runn
     assert threading.current_thread() not in threads
 
 
+async def test_a_timed_sync_tool_that_raises_in_an_async_chat_is_answered_with_its_error():
+    def broken(order: str) -> str:
+        raise ValueError(f"no order {order}")
+
+    assistant, user = pair([tool_call("broken", {"order": "A7"}), tool_call("broken", {"order": "B8"}), "ok"])
+    register_function(broken, caller=assistant, executor=user, description="Fails.", timeout=5)
+
+    result = await user.a_initiate_chat(assistant, "go", max_turns=3, silent=True)
+
+    tools = [str(m["content"]) for m in result.chat_history if m.get("role") == "tool"]
+    assert len(tools) == 2 and "no order A7" in tools[0] and "no order B8" in tools[1]
+    assert result.chat_history[-1]["content"] == "ok"
+
+
 async def test_a_slow_sync_tool_does_not_block_the_event_loop():
     released = threading.Event()
 

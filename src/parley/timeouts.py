@@ -150,17 +150,15 @@ def _start_thread(function: Callable[..., Any], arguments: dict[str, Any]) -> co
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()
     context = contextvars.copy_context()
 
-    def work() -> None:
+    def work() -> Callable[[], None] | None:
         if not future.set_running_or_notify_cancel():
-            return
+            return None
         try:
             result = context.run(function, **arguments)
         except BaseException as error:
-            if not future.done():
-                future.set_exception(error)
-        else:
-            if not future.done():
-                future.set_result(result)
+            failure = error
+            return lambda: None if future.done() else future.set_exception(failure)
+        return lambda: None if future.done() else future.set_result(result)
 
     _workers.run(work)
     return future
@@ -177,10 +175,12 @@ class _Workers:
     def forget_threads(self) -> None:
         """No thread kept (and in a child process after ``fork``, whose threads did not come along)."""
         self._lock = threading.Lock()
-        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+        self._idle: list[queue.SimpleQueue[Callable[[], Callable[[], None] | None]]] = []
 
-    def run(self, work: Callable[[], None]) -> None:
-        """Run ``work`` (which raises nothing) in a kept thread, or in a new one if none is free."""
+    def run(self, work: Callable[[], Callable[[], None] | None]) -> None:
+        """Run ``work`` (which raises nothing) in a kept thread, or in a new one if none is free.
+        ``work`` returns what tells its caller the outcome: the thread is kept before that is called,
+        so a caller that goes on to its next call finds the thread free."""
         with self._lock:
             jobs = self._idle.pop() if self._idle else None
         if jobs is None:
@@ -188,7 +188,7 @@ class _Workers:
             threading.Thread(target=self._serve, args=(jobs,), name="parley-tool", daemon=True).start()
         jobs.put(work)
 
-    def _serve(self, jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+    def _serve(self, jobs: queue.SimpleQueue[Callable[[], Callable[[], None] | None]]) -> None:
         while True:
             try:
                 work = jobs.get(timeout=_WORKER_IDLE_S)
@@ -198,12 +198,17 @@ class _Workers:
                         self._idle.remove(jobs)
                         return
                 continue  # taken meanwhile: its work is on the way
-            work()
+            tell_outcome = work()
             del work
             with self._lock:
-                if len(self._idle) >= _WORKERS_KEPT:
-                    return
-                self._idle.append(jobs)
+                kept = len(self._idle) < _WORKERS_KEPT
+                if kept:
+                    self._idle.append(jobs)
+            if tell_outcome is not None:
+                tell_outcome()
+                del tell_outcome
+            if not kept:
+                return
 
 
 _WORKER_IDLE_S = 30.0
