@@ -45,6 +45,8 @@ WARMUP_SIZE = {
     "tool_chat": 2,
     "tool_chat_limits": 2,
     "tool_chat_paired": 2,
+    "tool_chat_budgets": 2,
+    "tool_chat_timeout": 2,
 }
 
 

@@ -36,6 +36,8 @@ REPEATED = frozenset(
         "tool_chat",
         "tool_chat_limits",
         "tool_chat_paired",
+        "tool_chat_budgets",
+        "tool_chat_timeout",
     }
 )
 REPEAT_CPU_S = 0.1

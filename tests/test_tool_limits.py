@@ -151,6 +151,70 @@ def test_an_interval_timer_of_the_applications_own_is_left_running():
     assert fired == [signal.SIGALRM], "and it fired, to the application's handler"
 
 
+def test_a_short_time_limit_after_a_long_one_holds():
+    """The watchdog sleeps until the latest deadline; a call that must end sooner wakes it."""
+
+    def quick() -> str:
+        time.sleep(0.05)  # the watchdog looks meanwhile, and goes to sleep until this call's deadline
+        return "quick"
+
+    def stuck() -> str:
+        time.sleep(10)
+        return "done"
+
+    assistant, user = pair([tool_call("quick"), tool_call("stuck"), "ok"])
+    register_function(quick, caller=assistant, executor=user, description="Quick.", timeout=60)
+    register_function(stuck, caller=assistant, executor=user, description="Hangs.", timeout=0.2)
+    started = time.monotonic()
+
+    result = user.initiate_chat(assistant, "go", max_turns=3, silent=True)
+
+    tool_messages = [m["content"] for m in result.chat_history if m.get("role") == "tool"]
+    assert tool_messages == [
+        "quick",
+        "Error: stuck timed out: it did not finish within its time limit of 0.2 s",
+    ]
+    assert time.monotonic() - started < 5
+
+
+def test_a_call_that_holds_the_interpreter_past_its_limit_and_returns_times_out():
+    def crunch() -> str:
+        started = time.monotonic()
+        while time.monotonic() - started < 0.05:
+            sum(range(200_000))  # C code that keeps the interpreter lock while it runs
+        return "crunched"
+
+    assistant, user = pair([tool_call("crunch"), "ok"])
+    register_function(crunch, caller=assistant, executor=user, description="Crunch.", timeout=0.005)
+
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert tool_message(result).startswith("Error: crunch timed out")
+
+
+def test_an_alarm_of_the_applications_own_during_a_timed_call_reaches_its_handler():
+    import signal
+
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+
+    def slow() -> str:
+        time.sleep(0.3)
+        return "done"
+
+    try:
+        assistant, user = pair([tool_call("slow"), "ok"])
+        register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=5)
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    assert tool_message(result) == "done", "the call went on after the application's handler ran"
+    assert fired == [signal.SIGALRM]
+
+
 def test_the_agent_wide_time_limit_applies_to_tools_without_their_own():
     def stuck() -> str:
         threading.Event().wait(10)

@@ -4,19 +4,21 @@
 - Synchronous functions in an asynchronous chat run in a worker thread; when the limit passes the chat
   goes on and the thread is abandoned: Python cannot stop a thread, so the function runs on until it
   returns, and its result is dropped.
-- Synchronous functions in a synchronous chat on the main thread are interrupted: the process's
-  real-time interval timer (``setitimer``) sends the main thread ``SIGALRM`` at the deadline, which also
-  interrupts ``time.sleep`` and blocking socket calls. The interruption is a ``BaseException``, which a
-  function's ``except Exception`` lets through; one that catches it anyway and returns late times out
-  all the same. parley's handler passes other ``SIGALRM``\\ s to the handler that was there before, and
-  takes its place again before a timed call if something replaced it. While an interval timer of
-  someone else's runs, and off the main thread, they run in a worker thread that is abandoned as above.
+- Synchronous functions in a synchronous chat on the main thread are interrupted: a watchdog thread,
+  asleep until the deadline, sends the main thread ``SIGALRM`` if the call is still running then, which
+  also interrupts ``time.sleep`` and blocking socket calls. The interruption is a ``BaseException``,
+  which a function's ``except Exception`` lets through; one that catches it anyway and returns late times
+  out all the same. parley's handler passes other ``SIGALRM``\\ s to the handler that was there before
+  (an interval timer of the application's own keeps running), and takes its place again before a timed
+  call if something replaced it. Off the main thread they run in a worker thread that is abandoned as
+  above.
 """
 
 from __future__ import annotations
 
 import _signal as _signal_module
 import contextvars
+import math
 import os
 import queue
 import signal
@@ -67,35 +69,48 @@ async def a_call_with_timeout(
 
 
 class _MainThreadTimer:
-    """Interrupts the main thread's timed call once its limit has passed, with the process's real-time
-    interval timer (``setitimer``): the kernel sends ``SIGALRM`` at the deadline, and nothing polls in
-    between (a thread waking to look would make the main thread hand over the interpreter lock each
-    time, which costs more than the tools it watches)."""
+    """Interrupts the main thread's timed call once its limit has passed: a watchdog thread sleeps until
+    the deadline, and sends the main thread ``SIGALRM`` if the call is still running then.
+
+    A timed call only sets its deadline. The watchdog does not poll: it sleeps until the latest deadline
+    set, and is woken only for a call that must end before that, or once it has gone idle (no timed call
+    since it last looked), so that calls a few microseconds long cost no trip to the kernel and no hand-over
+    of the interpreter lock.
+    """
 
     def __init__(self) -> None:
-        self.deadline = 0.0
-        self.expired = False
         self.main_ident: int | None = None
         """The main thread's id, once a timed call ran there."""
         self._previous: Any = None
         self._handler = self._on_alarm
         """The handler installed, one object: what the signal module gives back is compared to it."""
+        self.forget_state()
 
     def ready(self) -> bool:
-        """Whether timed calls can use the timer here: ``False`` off the main thread and where signals
+        """Whether timed calls can use the watchdog here: ``False`` off the main thread and where signals
         cannot be used (:meth:`run` installs the handler)."""
         if threading.current_thread() is not threading.main_thread():
             return False
-        if not hasattr(signal, "setitimer") or self.deadline:
+        if not hasattr(signal, "pthread_kill") or self.deadline:
             return False
         self.main_ident = threading.get_ident()
         return True
 
     def forget_state(self) -> None:
-        """In a child process after ``fork``: no timed call is under way there."""
+        """No timed call under way and no watchdog yet (and in a child process after ``fork``, whose
+        watchdog thread did not come along)."""
         self.main_ident = None
         self.deadline = 0.0
+        """The deadline of the timed call under way (0: none)."""
+        self.latest = 0.0
+        """The latest deadline a timed call set."""
+        self.wakes = math.inf
+        """When the watchdog looks next (infinite: it waits to be woken, or has not started)."""
         self.expired = False
+        self._sent = False
+        self._poked = False
+        self._condition = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
 
     def run(self, function: Callable[..., Any], arguments: dict[str, Any], seconds: float) -> Any:
         if self.deadline:  # a timed call inside a timed call: the inner one runs in a thread
@@ -103,42 +118,73 @@ class _MainThreadTimer:
         if _handler_of(_SIGALRM) is not self._handler:  # not installed yet, or replaced since
             self._previous = signal.signal(signal.SIGALRM, self._handler)
         self.expired = False
-        self.deadline = time.monotonic() + seconds
-        try:  # the alarm can come at any point from setitimer on, the cleanup included
-            others = _setitimer(_REAL_TIME, max(seconds, _SHORTEST_TIMER_S))
-            if others[0]:  # an interval timer of someone else's was running: theirs, and a thread for this
-                _setitimer(_REAL_TIME, *others)
-                self.deadline = 0.0
-                return _in_abandonable_thread(function, arguments, seconds).result(timeout=None)
+        try:  # the alarm can come at any point from the deadline on, the cleanup included
+            deadline = self.deadline = self.latest = _monotonic() + seconds
+            if deadline < self.wakes:
+                self._wake()
             try:
                 result = function(**arguments)
             finally:
                 self.deadline = 0.0  # first: an alarm from here on is not this call's
-                _setitimer(_REAL_TIME, 0)
         except _Interrupted:
             self.deadline = 0.0
-            _setitimer(_REAL_TIME, 0)
             raise ToolTimeout(_message(seconds)) from None
-        if self.expired:  # it caught the interruption and returned late: as in async chats, too late
+        if self.expired or _monotonic() > deadline:
+            # it returned after its limit (having caught the interruption, or before the watchdog, which
+            # waits for the interpreter lock, could send it): as in async chats, too late
             raise ToolTimeout(_message(seconds))
         return result
 
+    def _wake(self) -> None:
+        """Have the watchdog look again now (starting it if need be)."""
+        with self._condition:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="parley-tool-watchdog", daemon=True)
+                self._thread.start()
+            self._poked = True
+            self._condition.notify()
+
+    def _watch(self) -> None:
+        condition = self._condition
+        while True:
+            with condition:
+                if not self._poked:
+                    wait = self.wakes - _monotonic()
+                    if wait > 0:
+                        condition.wait(None if wait == math.inf else wait)
+                self._poked = False
+            self._look()
+
+    def _look(self) -> None:
+        """Interrupt the call under way if its deadline has passed; else sleep until the latest deadline,
+        or until woken if there was no call since the last look."""
+        self.wakes = math.inf  # first: a call that sets its deadline from here on and reads this wakes us
+        now = _monotonic()
+        deadline, main = self.deadline, self.main_ident
+        if deadline and deadline <= now and not self.expired and main is not None:
+            self._sent = True
+            signal.pthread_kill(main, _SIGALRM)
+        elif self.latest > now:
+            self.wakes = self.latest
+
     def _on_alarm(self, signum: int, frame: Any) -> None:
-        if self.deadline and not self.expired:
+        deadline = self.deadline
+        if deadline and not self.expired and _monotonic() >= deadline:
             self.expired = True
+            self._sent = False
             raise _Interrupted
+        if self._sent:  # the watchdog's, for a call that ended meanwhile
+            self._sent = False
+            return
         previous = self._previous
         if callable(previous):
             previous(signum, frame)
 
 
 _SIGALRM = int(signal.SIGALRM) if hasattr(signal, "SIGALRM") else 14
-_REAL_TIME = int(getattr(signal, "ITIMER_REAL", 0))
-_setitimer: Callable[..., tuple[float, float]] = getattr(signal, "setitimer", None)  # type: ignore[assignment]
+_monotonic = time.monotonic
 # the C function: ``signal.getsignal`` wraps it to turn numbers into enum members, at 30 times the cost
 _handler_of: Callable[[int], Any] = getattr(_signal_module, "getsignal", signal.getsignal)
-_SHORTEST_TIMER_S = 1e-6
-"""``setitimer`` counts in microseconds: a shorter time would switch the timer off."""
 _timer = _MainThreadTimer()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_timer.forget_state)
