@@ -541,7 +541,7 @@ class Chat:
                     break
                 if self.reply_filter is not None and type(reply) is dict:
                     reply = self.reply_filter(reply, choice)
-                if sync:
+                if sync or self.journal is None:  # only a store's write needs waiting for
                     self.append(reply, choice)
                 else:
                     await self.a_append(reply, choice)
