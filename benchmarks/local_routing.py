@@ -15,7 +15,7 @@ Prints every decision, the share routed right (the goal is 90%), the seconds per
 mean of the warm ones; the first, with a cold KV cache, apart), the prompt tokens llama.cpp evaluated
 per decision (the rest came from its KV cache) and how many orders of the tool list it was asked with.
 
-    .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out|fresh|final]
+    .venv/bin/python -m benchmarks.local_routing [--swarm seed|demo] [--set tuning|held-out|fresh|final|check]
         [--model-path FILE.gguf] [--threads N]
         [--decoding orders|all-orders|one-order|greedy-named|greedy-content]
         [--limit N] [--show-orders] [--json]
@@ -70,12 +70,19 @@ def _final() -> list[Request]:
     return FINAL
 
 
-#: The request sets, by name: the one tuned on, the one held out, and two written afterwards.
+def _check() -> list[Request]:
+    from benchmarks.routing_requests_check import CHECK
+
+    return CHECK
+
+
+#: The request sets, by name: the one tuned on, the one held out, and three written afterwards.
 REQUEST_SETS: dict[str, Callable[[], list[Request]]] = {
     "tuning": lambda: TUNING,
     "held-out": lambda: HELD_OUT,
     "fresh": _fresh,
     "final": _final,
+    "check": _check,
 }
 
 TRIAGE_PROMPT = (
