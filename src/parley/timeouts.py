@@ -8,10 +8,10 @@
   asleep until the deadline, sends the main thread ``SIGALRM`` if the call is still running then, which
   also interrupts ``time.sleep`` and blocking socket calls. The interruption is a ``BaseException``,
   which a function's ``except Exception`` lets through; one that returns after its limit (having caught
-  the interruption, or before the watchdog got to send it) times out all the same. parley's handler passes other ``SIGALRM``\\ s to the handler that was there before
-  (an interval timer of the application's own keeps running), and takes its place again before a timed
-  call if something replaced it. Off the main thread they run in a worker thread that is abandoned as
-  above.
+  the interruption, or before the watchdog got to send it) times out all the same. parley's handler
+  passes other ``SIGALRM``\\ s to the handler that was there before (an interval timer of the
+  application's own keeps running), and takes its place again before a timed call if something replaced
+  it. Off the main thread they run in a worker thread that is abandoned as above.
 """
 
 from __future__ import annotations
