@@ -31,7 +31,7 @@ from benchmarks.routing_requests import ACCOUNT, BILLING, TECHNICAL, Request  # 
 
 def test_every_set_has_sixty_requests_over_three_specialists_with_ambiguous_ones_and_none_shared():
     sets = {name: load() for name, load in REQUEST_SETS.items()}
-    assert set(sets) == {"tuning", "held-out", "fresh", "final"}
+    assert set(sets) == {"tuning", "held-out", "fresh", "final", "check"}
     for requests in sets.values():
         assert len(requests) == 60 and len({request.text for request in requests}) == len(requests)
         assert Counter(request.expected for request in requests if not request.ambiguous) == {
