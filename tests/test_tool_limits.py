@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -108,8 +110,6 @@ def test_a_tool_that_catches_exceptions_and_retries_still_times_out():
 
 
 def test_time_limits_hold_when_something_else_replaced_the_alarm_handler():
-    import signal
-
     def slow() -> str:
         time.sleep(2)
         return "done"
@@ -125,30 +125,34 @@ def test_time_limits_hold_when_something_else_replaced_the_alarm_handler():
     signal.signal(signal.SIGALRM, previous)
 
 
-def test_an_interval_timer_of_the_applications_own_is_left_running():
-    import signal
-
+@pytest.fixture
+def application_alarms() -> Iterator[list[int]]:
+    """The signals an ``SIGALRM`` handler of the application's own receives; its interval timer is
+    stopped and the handler before it put back afterwards."""
     fired: list[int] = []
     previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
-
-    def slow() -> str:
-        time.sleep(2)
-        return "done"
-
     try:
-        signal.setitimer(signal.ITIMER_REAL, 1.0)
-        assistant, user = pair([tool_call("slow"), "ok"])
-        register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=0.2)
-        result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
-        left = signal.getitimer(signal.ITIMER_REAL)[0]
-        time.sleep(left + 0.1)
+        yield fired
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
+
+def test_an_interval_timer_of_the_applications_own_is_left_running(application_alarms: list[int]):
+    def slow() -> str:
+        time.sleep(2)
+        return "done"
+
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    assistant, user = pair([tool_call("slow"), "ok"])
+    register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=0.2)
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    time.sleep(left + 0.1)
+
     assert tool_message(result) == "Error: slow timed out: it did not finish within its time limit of 0.2 s"
     assert 0 < left < 0.9, "the application's timer kept counting down"
-    assert fired == [signal.SIGALRM], "and it fired, to the application's handler"
+    assert application_alarms == [signal.SIGALRM], "and it fired, to the application's handler"
 
 
 def test_a_short_time_limit_after_a_long_one_holds():
@@ -192,27 +196,20 @@ def test_a_call_that_holds_the_interpreter_past_its_limit_and_returns_times_out(
     assert tool_message(result).startswith("Error: crunch timed out")
 
 
-def test_an_alarm_of_the_applications_own_during_a_timed_call_reaches_its_handler():
-    import signal
-
-    fired: list[int] = []
-    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
-
+def test_an_alarm_of_the_applications_own_during_a_timed_call_reaches_its_handler(
+    application_alarms: list[int],
+):
     def slow() -> str:
         time.sleep(0.3)
         return "done"
 
-    try:
-        assistant, user = pair([tool_call("slow"), "ok"])
-        register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=5)
-        signal.setitimer(signal.ITIMER_REAL, 0.05)
-        result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    assistant, user = pair([tool_call("slow"), "ok"])
+    register_function(slow, caller=assistant, executor=user, description="Slow.", timeout=5)
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
 
     assert tool_message(result) == "done", "the call went on after the application's handler ran"
-    assert fired == [signal.SIGALRM]
+    assert application_alarms == [signal.SIGALRM]
 
 
 def test_the_agent_wide_time_limit_applies_to_tools_without_their_own():
