@@ -207,7 +207,7 @@ class Tool:
                 takes = ", ".join(self._parameter_names) or "no arguments"
                 names = ", ".join(map(repr, unexpected))
                 problems.append(f"unexpected arguments {names} ({self.name} takes {takes})")
-            decoded = {name: value for name, value in decoded.items() if name in self._parameter_names}
+            decoded = {name: value for name, value in decoded.items() if name in self._parameter_set}
         if validator is None:
             if problems:
                 raise ValueError("; ".join(problems))
