@@ -243,6 +243,58 @@ def test_conditions_combine_and_the_first_that_holds_stops_the_chat():
     )
 
 
+@pytest.mark.parametrize(
+    "stop_when",
+    [
+        MaxModelCalls(2) & MaxToolCalls(1),
+        MaxToolCalls(1) & MaxModelCalls(2),
+        (MaxModelCalls(2) | MaxTime(3600)) & MaxToolCalls(1),
+        MaxModelCalls(2) & (MaxToolCalls(1) | Mentions("never said")),
+    ],
+)
+def test_an_and_of_budgets_stops_once_every_part_has_reached_its_limit(stop_when: Any):
+    model = ScriptedModel([tool_call("ping", id=f"p{n}") for n in range(6)] + ["done"])
+    user, assistant = talkers(model)
+    register_function(lambda: "pong", caller=assistant, executor=user, name="ping", description="Ping.")
+
+    result = user.initiate_chat(assistant, "go", max_turns=8, stop_when=stop_when, silent=True)
+
+    assert len(model.requests) == 2
+    assert sum(1 for m in result.chat_history if m.get("role") == "tool") == 1, (
+        "the second tool call would cross the tool limit once the model-call limit is reached"
+    )
+    assert result.stop_reason.kind is StopKind.CONDITION
+    assert "the limit of 2 model calls is reached" in str(result.stop_reason)
+    assert "the limit of 1 tool calls " in str(result.stop_reason)
+
+
+def test_an_and_of_budgets_refuses_a_call_once_one_part_is_reached_and_the_other_refuses_it():
+    model = ScriptedModel(["one", "two", "three", "four"], usage=Usage(100, 0))
+    user, assistant = talkers(model)
+
+    result = user.initiate_chat(
+        assistant, "go", max_turns=4, stop_when=MaxModelCalls(1) & MaxTokens(250), silent=True
+    )
+
+    assert replies(result) == ["one", "two"], "the third call could cross 250 tokens, with 1 call reached"
+    assert str(result.stop_reason).startswith(
+        "the limit of 1 model calls is reached; and the token budget of 250 would be exceeded: "
+        "200 tokens used"
+    )
+
+
+def test_run_without_a_recipient_passes_stop_when_to_its_chat():
+    model = ScriptedModel(["a", "b", "c", "d TERMINATE"])
+    assistant = ConversableAgent("assistant", llm_config=model, human_input_mode="NEVER")
+
+    response = assistant.run(message="hi", max_turns=4, stop_when=MaxModelCalls(1))
+    for _ in response.events:
+        pass
+
+    assert len(model.requests) == 1
+    assert str(response.chat_result.stop_reason) == "the limit of 1 model calls is reached"
+
+
 def test_a_swarm_run_by_a_tool_counts_against_the_budget_of_its_chat():
     inner = SwarmAgent("inner", llm_config=ScriptedModel(["inner 1", "inner 2"], usage=Usage(100, 0)))
 

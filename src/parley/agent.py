@@ -1168,7 +1168,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         ``user`` agent is made for the run: it executes this agent's tools and ``tools``, answers with
         its human if ``user_input`` (else never), ends on a message containing ``TERMINATE``, and either
         sends ``message`` to this agent (``msg_to="agent"``) or receives it (``"user"``).
-        ``executor_kwargs`` are that agent's further arguments.
+        ``executor_kwargs`` are that agent's further arguments. Either way, further keyword arguments
+        (``stop_when``, ``store``, ``chat_id``...) go to ``initiate_chat``.
 
         Returns:
             A :class:`~parley.run_response.RunResponse`: its ``messages``, ``summary``, ``cost`` and
@@ -1251,8 +1252,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             "summary_args": summary_args,
             "silent": True,
         }
-        if recipient is not None:
-            plan.update(kwargs)
+        plan.update(kwargs)
         return plan
 
     def _run_executor(

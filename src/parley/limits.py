@@ -112,6 +112,16 @@ class Condition:
         """Why ``count`` tool calls must not run, or ``None``."""
         return None
 
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
+        """Why a budget's limit is reached (``None`` for a condition that is not a budget, or a budget
+        with room left): how an ``&`` asks its parts before a call."""
+        return None
+
+    def holds(self, chat: Chat, spent: Spent) -> StopReason | None:
+        """Why the condition holds now, after a message, budgets included (how an ``&`` asks its
+        parts, which may hold at different points of the chat)."""
+        return self.check(chat, spent)
+
     def __or__(self, other: Condition) -> Condition:
         return AnyOf(self, other)
 
@@ -161,28 +171,61 @@ class AnyOf(Condition):
                 return reason
         return None
 
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
+        for condition in self.conditions:
+            reason = condition.reached(spent, agent)
+            if reason is not None:
+                return reason
+        return None
+
+    def holds(self, chat: Chat, spent: Spent) -> StopReason | None:
+        for condition in self.conditions:
+            reason = condition.holds(chat, spent)
+            if reason is not None:
+                return reason
+        return None
+
     def __repr__(self) -> str:
         return " | ".join(repr(condition) for condition in self.conditions)
 
 
 class AllOf(Condition):
-    """Stop when all of the conditions hold (``a & b``)."""
+    """Stop when all of the conditions hold (``a & b``).
+
+    Its parts may come to hold at different points: it is asked after every message (a budget holds
+    once its limit is reached), and before each model or tool call, which it refuses when every part
+    refuses it or has already reached its limit.
+    """
+
+    checks_messages = True
 
     def __init__(self, *conditions: Condition) -> None:
         for condition in conditions:
             _check_condition(condition)
         self.conditions = list(conditions)
         self.budget = any(condition.budget for condition in self.conditions)
-        self.checks_messages = any(condition.checks_messages for condition in self.conditions)
 
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
-        return _all([condition.check(chat, spent) for condition in self.conditions])
+        return _all([condition.holds(chat, spent) for condition in self.conditions])
 
     def before_model_call(self, spent: Spent, call: PlannedCall) -> StopReason | None:
-        return _all([condition.before_model_call(spent, call) for condition in self.conditions])
+        return _all(
+            [
+                condition.before_model_call(spent, call) or condition.reached(spent, call.agent)
+                for condition in self.conditions
+            ]
+        )
 
     def before_tool_calls(self, spent: Spent, count: int, agent: str) -> StopReason | None:
-        return _all([condition.before_tool_calls(spent, count, agent) for condition in self.conditions])
+        return _all(
+            [
+                condition.before_tool_calls(spent, count, agent) or condition.reached(spent, agent)
+                for condition in self.conditions
+            ]
+        )
+
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
+        return _all([condition.reached(spent, agent) for condition in self.conditions])
 
     def __repr__(self) -> str:
         return " & ".join(f"({condition!r})" for condition in self.conditions)
@@ -205,9 +248,12 @@ class MaxTokens(Condition):
         self.limit = _positive_int(limit, "MaxTokens")
 
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
+        return self.reached(spent, chat.state.last_speaker)
+
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.tokens >= self.limit:
             detail = f"the token budget of {self.limit:,} is spent ({spent.tokens:,} tokens used)"
-            return _stop(detail, chat.state.last_speaker)
+            return _stop(detail, agent)
         return None
 
     def completion_limit(self, spent: Spent, call: PlannedCall) -> int | None:
@@ -243,9 +289,11 @@ class MaxCost(Condition):
         self.usd = float(usd)
 
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
+        return self.reached(spent, chat.state.last_speaker)
+
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.cost >= self.usd:
-            detail = f"the cost budget of ${self.usd:g} is spent (${spent.cost:.6g} used)"
-            return _stop(detail, None if chat is None else chat.state.last_speaker)
+            return _stop(f"the cost budget of ${self.usd:g} is spent (${spent.cost:.6g} used)", agent)
         return None
 
     def _room(self, spent: Spent, call: PlannedCall) -> tuple[float, float] | None:
@@ -270,8 +318,7 @@ class MaxCost(Condition):
     def before_model_call(self, spent: Spent, call: PlannedCall) -> StopReason | None:
         room = self._room(spent, call)
         if room is None:
-            reason = self.check(None, spent)  # type: ignore[arg-type]
-            return None if reason is None else _stop(reason.detail, call.agent)
+            return self.reached(spent, call.agent)
         if room[0] >= 1:
             return None
         assert call.price is not None
@@ -298,14 +345,15 @@ class MaxModelCalls(Condition):
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
         """Whether the limit is reached (what ``&`` asks after a message; alone, the limit is enforced
         before each model call)."""
+        return self.reached(spent, chat.state.last_speaker)
+
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.model_calls < self.limit:
             return None
-        return _stop(f"the limit of {self.limit} model calls is reached", chat.state.last_speaker)
+        return _stop(f"the limit of {self.limit} model calls is reached", agent)
 
     def before_model_call(self, spent: Spent, call: PlannedCall) -> StopReason | None:
-        if spent.model_calls < self.limit:
-            return None
-        return _stop(f"the limit of {self.limit} model calls is reached", call.agent)
+        return self.reached(spent, call.agent)
 
     def __repr__(self) -> str:
         return f"MaxModelCalls({self.limit})"
@@ -323,9 +371,12 @@ class MaxToolCalls(Condition):
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
         """Whether the limit is reached (what ``&`` asks after a message; alone, the limit is enforced
         before tool calls run)."""
+        return self.reached(spent, chat.state.last_speaker)
+
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.tool_calls < self.limit:
             return None
-        return _stop(f"the limit of {self.limit} tool calls is reached", chat.state.last_speaker)
+        return _stop(f"the limit of {self.limit} tool calls is reached", agent)
 
     def before_tool_calls(self, spent: Spent, count: int, agent: str) -> StopReason | None:
         if spent.tool_calls + count <= self.limit:
@@ -353,18 +404,19 @@ class MaxTime(Condition):
         self.seconds = float(seconds)
 
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
+        return self.reached(spent, None)
+
+    def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         elapsed = spent.elapsed
         if elapsed < self.seconds:
             return None
-        return _stop(f"the time limit of {self.seconds:g} s is reached ({elapsed:.3g} s)")
+        return _stop(f"the time limit of {self.seconds:g} s is reached ({elapsed:.3g} s)", agent)
 
     def before_model_call(self, spent: Spent, call: PlannedCall) -> StopReason | None:
-        reason = self.check(None, spent)  # type: ignore[arg-type]
-        return None if reason is None else _stop(reason.detail, call.agent)
+        return self.reached(spent, call.agent)
 
     def before_tool_calls(self, spent: Spent, count: int, agent: str) -> StopReason | None:
-        reason = self.check(None, spent)  # type: ignore[arg-type]
-        return None if reason is None else _stop(reason.detail, agent)
+        return self.reached(spent, agent)
 
     def __repr__(self) -> str:
         return f"MaxTime({self.seconds:g})"
