@@ -3,6 +3,7 @@ any record continues the chat exactly where it stopped."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -752,3 +753,32 @@ def test_a_path_given_as_the_store_is_an_error_that_shows_its_url(tmp_path: Path
     with pytest.raises(TypeError, match=rf"for a SQLite file, store='sqlite:///{tmp_path}/chats.db'"):
         user.initiate_chat(other, "hi", max_turns=1, store=tmp_path / "chats.db", chat_id="p", silent=True)
     assert not (tmp_path / "chats.db").exists()
+
+
+def test_a_forked_process_makes_chat_ids_of_its_own(tmp_path: Path):
+    store = f"sqlite:///{tmp_path}/chats.db"
+
+    def balance_chat(customer: str) -> Any:
+        model = FunctionModel(lambda request: f"Hello {customer}")
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        assistant = ConversableAgent("assistant", llm_config=model, human_input_mode="NEVER")
+        return user.initiate_chat(assistant, "what is my balance?", max_turns=1, store=store, silent=True)
+
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # a worker forked after parley was imported, as a preloading server's are
+        try:
+            result = balance_chat("bob")
+            os.write(writing, f"{result.chat_id} {result.summary}".encode())
+        finally:
+            os._exit(0)
+    os.close(writing)
+    os.waitpid(child, 0)
+    child_id, child_summary = os.read(reading, 1000).decode().split(" ", 1)
+    os.close(reading)
+
+    parent = balance_chat("alice")
+
+    assert child_summary == "Hello bob"
+    assert parent.summary == "Hello alice", "not the child's recorded chat"
+    assert parent.chat_id.split("-")[0] != child_id.split("-")[0]

@@ -217,6 +217,15 @@ def test_bad_chat_queues():
         initiate_chats([{"sender": agent, "message": "hi"}])
 
 
+@pytest.mark.parametrize("chat_id", ["", "  ", 7])
+def test_a_chat_queue_kept_in_a_store_needs_a_chat_id_that_names_it(chat_id: Any):
+    agent, other = quiet("agent"), quiet("other")
+    with pytest.raises(ValueError, match="a chat_id must be a non-empty string"):
+        agent.initiate_chats(
+            [{"recipient": other, "message": "hi", "max_turns": 1}], store="memory://", chat_id=chat_id
+        )
+
+
 def test_a_nested_chat_queue_is_checked_when_it_is_registered():
     from parley import ConversableAgent
 

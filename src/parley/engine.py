@@ -61,13 +61,27 @@ if TYPE_CHECKING:
 current_chat: ContextVar[Chat | None] = ContextVar("parley_current_chat", default=None)
 """The chat being served in this context (this task, under asyncio; this thread, in threads)."""
 
-_process = os.urandom(4).hex()
 _clock = time.time
+
+
+def _start_numbering() -> None:
+    """Draw this process's random part of chat ids, and number its chats from 1 (again in a forked
+    child, which would otherwise make the ids its parent makes)."""
+    global _process, _chat_numbers
+    _process = os.urandom(8).hex()
+    _chat_numbers = itertools.count(1)
+
+
+_process = ""
 _chat_numbers = itertools.count(1)
+_start_numbering()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_start_numbering)
 
 
 def new_chat_id() -> str:
-    """A chat id unique across processes."""
+    """A chat id unique across processes: 64 random bits drawn per process (and per forked child), and
+    the chat's number in the process."""
     return f"{_process}-{next(_chat_numbers)}"
 
 

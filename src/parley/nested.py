@@ -229,8 +229,10 @@ def _queue_scope(store: Any, chat_id: str | None) -> Iterator[None]:
         raise ValueError("initiate_chats(chat_id=...) needs a store= to keep the chats in")
     from parley.durable import ChatScope, open_store, scoped
     from parley.engine import new_chat_id
+    from parley.store.base import check_chat_id
 
-    with scoped(ChatScope(open_store(store), chat_id or new_chat_id())):
+    queue_id = new_chat_id() if chat_id is None else check_chat_id(chat_id)
+    with scoped(ChatScope(open_store(store), queue_id)):
         yield
 
 
