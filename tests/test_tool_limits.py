@@ -383,3 +383,35 @@ def test_time_limits_must_be_positive_numbers(timeout: Any):
         Tool(lambda: "x", name="x", timeout=timeout)
     with pytest.raises(ValueError, match="tool_timeout must be a positive number of seconds"):
         ConversableAgent("a", llm_config=False, tool_timeout=timeout)
+
+
+def test_a_tool_given_a_new_description_keeps_its_time_limit():
+    assistant, user = pair([tool_call("slow", {"order": "A-1"}), "ok"])
+
+    def slow(order: str) -> str:
+        time.sleep(0.5)
+        return "shipped"
+
+    register_function(Tool(slow, timeout=0.05), caller=assistant, executor=user, description="Ship it.")
+    result = user.initiate_chat(assistant, "go", max_turns=2, silent=True)
+
+    assert assistant.llm_config.requests[0].tools[0]["function"]["description"] == "Ship it."
+    assert "slow timed out" in tool_message(result)
+
+
+def test_a_tool_registered_again_keeps_what_is_not_given_again():
+    def weather(**kwargs: Any) -> str:
+        return "sunny"
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    tool = Tool(weather, parameters_json_schema=schema, timeout=0.5, in_thread=False)
+    assistant, user = pair(["x"])
+
+    described = assistant.register_for_llm(description="Weather by city.")(tool)
+    assert (described.description, described.parameters) == ("Weather by city.", schema)
+    assert (described.timeout, described.in_thread) == (0.5, False)
+
+    direct = user.register_for_execution(in_thread=False)(Tool(weather, timeout=0.2))
+    assert (direct.timeout, direct.in_thread) == (0.2, False)
+    limited = user.register_for_execution(timeout=5)(Tool(weather, in_thread=False))
+    assert (limited.timeout, limited.in_thread) == (5, False)

@@ -513,7 +513,7 @@ class ToolUseMixin:
         name: str | None = None,
         description: str | None = None,
         *,
-        in_thread: bool = True,
+        in_thread: bool | None = None,
         timeout: float | None = None,
         serialize: bool = True,
         silent_override: bool = False,
@@ -522,21 +522,15 @@ class ToolUseMixin:
 
         In asynchronous chats a synchronous function runs in a worker thread, so that it does not block
         the event loop; ``in_thread=False`` calls it directly (for quick functions). ``timeout``
-        (seconds) bounds each call (default: the agent's ``tool_timeout``). ``serialize`` and
-        ``silent_override`` are AG2's and change nothing here (results are always sent as text).
+        (seconds) bounds each call (default: the agent's ``tool_timeout``). Given a :class:`Tool`, what
+        is not given here is the tool's own. ``serialize`` and ``silent_override`` are AG2's and change
+        nothing here (results are always sent as text).
         """
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name, description=description)
-            if not in_thread or timeout is not None:
-                tool = Tool(
-                    tool.func,
-                    name=tool.name,
-                    description=tool.description,
-                    in_thread=in_thread,
-                    timeout=timeout,
-                    parameters_json_schema=tool.parameters,
-                )
+            if in_thread is not None or timeout is not None:
+                tool = Tool(tool, in_thread=in_thread, timeout=timeout)
             self._set_function(tool.name, tool)
             return tool
 

@@ -64,8 +64,9 @@ class Tool:
     :mod:`parley.timeouts` for what happens to the function).
 
     AG2's spelling works too: ``Tool(name=..., description=..., func_or_tool=f)``, where ``f`` may be
-    another tool (its name and description are the defaults), and ``parameters_json_schema`` sets the
-    parameters the model sees instead of those computed from the signature.
+    another tool (its name, description, time limit, thread and parameters are the defaults), and
+    ``parameters_json_schema`` sets the parameters the model sees instead of those computed from the
+    signature.
     """
 
     def __init__(
@@ -74,7 +75,7 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
-        in_thread: bool = True,
+        in_thread: bool | None = None,
         timeout: float | None = None,
         func_or_tool: Callable[..., Any] | Tool | None = None,
         parameters_json_schema: dict[str, Any] | None = None,
@@ -87,10 +88,13 @@ class Tool:
             func = func_or_tool
         elif func_or_tool is not None:
             raise ToolDefinitionError("give the function either positionally or as func_or_tool, not both")
-        if isinstance(func, Tool):
+        if isinstance(func, Tool):  # what is not given again is the tool's own
             name = name or func.name
             description = description if description is not None else func.description
             timeout = timeout if timeout is not None else func.timeout
+            in_thread = in_thread if in_thread is not None else func.in_thread
+            if parameters_json_schema is None:
+                parameters_json_schema = func.parameters
             func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must be callable, not {func!r}")
@@ -111,7 +115,7 @@ class Tool:
         self.is_async = inspect.iscoroutinefunction(func) or (
             not inspect.isfunction(func) and inspect.iscoroutinefunction(type(func).__call__)
         )
-        self.in_thread = in_thread
+        self.in_thread: bool = True if in_thread is None else in_thread
         self.timeout: float | None = timeout
         signature = _signature_of(func, self.name, doc)
         self.injects_context = signature.injects_context
@@ -121,7 +125,9 @@ class Tool:
         self._arguments_validator = None if model is None else model.__pydantic_validator__
         self._parameter_names = signature.parameter_names
         self._parameter_set = frozenset(signature.parameter_names)
-        self.parameters = signature.parameters if parameters_json_schema is None else parameters_json_schema
+        self.parameters: dict[str, Any] = (
+            signature.parameters if parameters_json_schema is None else parameters_json_schema
+        )
         self._schema: dict[str, Any] | None = None
         self.__name__ = self.name
         self.__doc__ = func.__doc__
@@ -246,14 +252,15 @@ class Tool:
 
 
 def as_tool(func: Callable[..., Any] | Tool, name: str | None = None, description: str | None = None) -> Tool:
-    """``func`` as a :class:`Tool`; an existing tool is reused unless renamed or redescribed.
+    """``func`` as a :class:`Tool`; an existing tool is reused unless renamed or redescribed (then a copy
+    with its other options: time limit, thread, parameters).
 
     Registering the same function on many agents makes one tool, shared by all of them.
     """
     if isinstance(func, Tool):
         if name in (None, func.name) and description in (None, func.description):
             return func
-        func = func.func
+        return Tool(func, name=name, description=description)
     try:
         variants = _tools.get(func)
     except TypeError:
