@@ -342,3 +342,20 @@ def test_a_model_reply_with_malformed_tool_calls_is_a_model_error_naming_them(ca
         user.initiate_chat(assistant, "go", max_turns=1, silent=True)
 
     assert [m["content"] for m in caught.value.chat_result.chat_history] == ["go"]
+
+
+@pytest.mark.parametrize(
+    ("context", "problem"),
+    [
+        ([1], "context_variables must be a dict or ContextVariables, not list"),
+        ("abc", "context_variables must be a dict or ContextVariables, not str"),
+        ({("a", 1): 2}, r"context_variables keys must be strings, not \('a', 1\) \(tuple\)"),
+    ],
+)
+def test_an_agents_context_variables_must_be_a_dict_with_string_keys(context: Any, problem: str):
+    with pytest.raises(TypeError, match=problem):
+        ConversableAgent("user", llm_config=False, context_variables=context)
+
+    agent = ConversableAgent("user", llm_config=False)
+    with pytest.raises(TypeError, match=problem):
+        agent.context_variables = context

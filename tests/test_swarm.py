@@ -524,6 +524,7 @@ async def test_async_swarm_runs_async_tools():
         ({"user_agent": "u"}, ValueError, "user_agent must be a ConversableAgent"),
         ({"after_work": 5}, ValueError, "after_work must be an agent"),
         ({"context_variables": 5}, ValueError, "context_variables must be a dict"),
+        ({"context_variables": {1: "one"}}, ValueError, r"keys must be strings, not 1 \(int\)"),
         ({"max_rounds": {"llm_config": False}}, ValueError, "pass swarm_manager_args by keyword"),
         ({"swarm_manager_args": {"groupchat": 1}}, ValueError, "'groupchat' cannot be specified"),
         ({"max_rounds": 0}, ValueError, "max_rounds"),

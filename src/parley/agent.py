@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from parley.agent_base import Agent, check_protocol_agent
 from parley.chat_result import ChatResult
-from parley.context_variables import ContextVariables
+from parley.context_variables import ContextVariables, context_problem
 from parley.durable import Durability, chat_id_of, durability
 from parley.engine import (
     Alternating,
@@ -218,6 +218,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         self._reply_func_list: list[dict[str, Any]] = ReplyChain(
             self._default_replies() if code_execution_config is False else self._replies_noting_code()
         )
+        if context_variables is not None and (problem := context_problem(context_variables)) is not None:
+            raise TypeError(problem)
         self._context_variables: dict[str, Any] = (
             ContextVariables.empty() if context_variables is None else context_variables
         )
@@ -748,9 +750,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     @context_variables.setter
     def context_variables(self, context_variables: dict[str, Any]) -> None:
-        if not isinstance(context_variables, dict):
-            kind = type(context_variables).__name__
-            raise TypeError(f"context_variables must be a dict or ContextVariables, not {kind}")
+        problem = context_problem(context_variables)
+        if problem is not None:
+            raise TypeError(problem)
         self._context_variables = context_variables
         self._last_chat = None
 

@@ -60,3 +60,14 @@ class ContextVariables(dict[str, Any]):
 
 
 _MISSING = object()
+
+
+def context_problem(value: object) -> str | None:
+    """What makes ``value`` unfit to be a chat's context variables (a dict, or ``ContextVariables``,
+    with string keys), or ``None``."""
+    if not isinstance(value, dict):
+        return f"context_variables must be a dict or ContextVariables, not {type(value).__name__}"
+    for key in value:
+        if type(key) is not str:
+            return f"context_variables keys must be strings, not {key!r} ({type(key).__name__})"
+    return None

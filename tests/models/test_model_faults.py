@@ -418,6 +418,22 @@ def test_usage_a_server_does_not_report_counts_as_the_most_the_call_can_have_use
     assert sent <= counted <= 2_000
 
 
+def test_usage_not_reported_counts_a_reply_as_at_most_the_max_tokens_it_was_sent_with(server):
+    long_reply = "word " * 400  # 2,000 bytes, cut off at max_tokens by the server
+    body = completion(long_reply)
+    body["usage"] = None
+    server.script(dict(body), dict(body))
+
+    with pytest.warns(UserWarning, match="reported no usable token usage"):
+        capped = client(server).create(HELLO, max_tokens=50)
+        uncapped = client(server).create(HELLO)
+
+    assert server.requests[0].body["max_tokens"] == 50
+    assert capped.usage.completion_tokens == 50
+    assert uncapped.usage.completion_tokens >= len(long_reply)
+    assert capped.usage.prompt_tokens == uncapped.usage.prompt_tokens >= len(HELLO[0]["content"])
+
+
 @pytest.mark.parametrize(
     "usage", [None, {"input_tokens": -5, "output_tokens": 3}], ids=["missing", "negative"]
 )

@@ -9,6 +9,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from parley.agent import ConversableAgent
+from parley.context_variables import context_problem
 from parley.durable import chat_id_of, durability
 from parley.engine import Chat, run_sync
 from parley.events import Listener
@@ -271,10 +272,8 @@ def _swarm_manager(
 
 
 def _checked_context(context_variables: dict[str, Any] | None) -> ContextVariables:
-    if context_variables is not None and not isinstance(context_variables, dict):
-        raise ValueError(
-            f"context_variables must be a dict or ContextVariables, not {type(context_variables).__name__}"
-        )
+    if context_variables is not None and (problem := context_problem(context_variables)) is not None:
+        raise ValueError(problem)
     if isinstance(context_variables, ContextVariables):
         return context_variables
     return ContextVariables(context_variables)

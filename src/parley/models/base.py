@@ -51,8 +51,9 @@ def reported_usage(raw: Any, keys: tuple[str, str]) -> Usage | None:
 
 def usage_bound(request: dict[str, Any], reply: Message, source: str) -> Usage:
     """For a server that reports no usage: the most tokens the call can have used, the bytes of what was
-    sent and of the reply (no tokenizer makes more tokens than bytes), so that budgets stay safe. Warns
-    once per ``source``."""
+    sent and of the reply (no tokenizer makes more tokens than bytes), the reply's at most the
+    ``max_tokens`` (or ``max_completion_tokens``) it was sent with, so that budgets stay safe and exact
+    where they capped the reply. Warns once per ``source``."""
     if source not in _UNREPORTED:
         _UNREPORTED.add(source)
         warnings.warn(
@@ -62,7 +63,11 @@ def usage_bound(request: dict[str, Any], reply: Message, source: str) -> Usage:
         )
     sent = {key: request.get(key) for key in ("system", "messages", "tools")}
     as_bytes = functools.partial(json.dumps, ensure_ascii=False, default=str)
-    return Usage(len(as_bytes(sent).encode()), len(as_bytes(reply).encode()))
+    completion = len(as_bytes(reply).encode())
+    cap = request.get("max_completion_tokens", request.get("max_tokens"))
+    if type(cap) is int and 0 < cap < completion:
+        completion = cap
+    return Usage(len(as_bytes(sent).encode()), completion)
 
 
 @dataclass(slots=True, init=False, repr=False, eq=False)
