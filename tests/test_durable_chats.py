@@ -15,6 +15,7 @@ from durable_helpers import cut
 from parley import (
     AFTER_WORK,
     ON_CONDITION,
+    AfterWorkOption,
     ConversableAgent,
     FunctionModel,
     GroupChat,
@@ -256,6 +257,45 @@ def test_a_group_chat_resumes_without_asking_the_manager_model_again():
     assert resumed.chat_history == result.chat_history
     assert calls["selector"] == 1, "the recorded choice of c was used; only the choice of b was asked"
     assert [m["content"] for m in manager.groupchat.messages] == ["start", "c speaks", "b speaks"]
+
+
+def test_a_swarm_resumes_without_asking_the_swarm_managers_model_again():
+    calls = Counter[str]()
+
+    def choose(request: ModelRequest) -> str:
+        calls["selector"] += 1
+        return "c"
+
+    def build() -> list[SwarmAgent]:
+        agents = [
+            SwarmAgent(name, llm_config=ScriptedModel([f"{name} speaks"]), human_input_mode="NEVER")
+            for name in ("a", "b", "c")
+        ]
+        agents[0].register_hand_off(AFTER_WORK(AfterWorkOption.SWARM_MANAGER))
+        for agent in agents[1:]:
+            agent.register_hand_off(AFTER_WORK(AfterWorkOption.TERMINATE))
+        return agents
+
+    def run(store: MemoryStore) -> Any:
+        agents = build()
+        manager = {"llm_config": FunctionModel(choose)}
+        result, _, _ = initiate_swarm_chat(
+            agents[0], "start", agents, swarm_manager_args=manager, store=store, chat_id="s", silent=True
+        )
+        return result
+
+    store = MemoryStore()
+    result = run(store)
+    assert [m.get("name") for m in result.chat_history[1:]] == ["a", "c"]
+    records = store.load("s")
+    turns = [i for i, record in enumerate(records) if record.kind == "turn"]
+    assert len(turns) == 1, "the manager's choice is recorded"
+
+    calls.clear()
+    resumed = run(cut(records, turns[-1] + 1, "s"))
+
+    assert resumed.chat_history == result.chat_history
+    assert calls["selector"] == 0, "the recorded choice of c was used"
 
 
 def test_resuming_needs_the_agents_and_tools_the_chat_recorded():

@@ -300,6 +300,7 @@ class HandoffRule:
         picked = await self._auto.select(chat, self._candidates(), sync, prompt=choice.prompt)
         if isinstance(picked, StopReason):
             return picked
+        chat.record_turn(picked)  # a resumed chat does not ask the model again
         return self._hand(choice.speaker, picked, chat, f"{choice.via} (the swarm manager chose)")
 
     def _hand(
