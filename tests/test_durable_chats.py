@@ -298,6 +298,30 @@ def test_a_swarm_resumes_without_asking_the_swarm_managers_model_again():
     assert calls["selector"] == 0, "the recorded choice of c was used"
 
 
+def test_a_group_chat_started_by_another_member_is_another_call_and_an_error():
+    def build() -> tuple[list[ConversableAgent], GroupChatManager]:
+        agents = [
+            ConversableAgent(name, llm_config=ScriptedModel([f"{name} speaks"] * 3), human_input_mode="NEVER")
+            for name in ("a", "b", "c")
+        ]
+        groupchat = GroupChat(agents, messages=[], max_round=4, speaker_selection_method="round_robin")
+        return agents, GroupChatManager(groupchat, llm_config=False)
+
+    store = MemoryStore()
+    agents, manager = build()
+    first = agents[0].initiate_chat(manager, "plan the trip", store=store, chat_id="g", silent=True)
+    records = store.load("g")
+
+    agents, manager = build()
+    with pytest.raises(ValueError, match="was started by 'a'; this call starts it from 'b'"):
+        agents[1].initiate_chat(manager, "plan the trip", store=store, chat_id="g", silent=True)
+    assert store.load("g") == records, "nothing was written"
+
+    agents, manager = build()
+    again = agents[0].initiate_chat(manager, "plan the trip", store=store, chat_id="g", silent=True)
+    assert again.chat_history == first.chat_history
+
+
 def test_resuming_needs_the_agents_and_tools_the_chat_recorded():
     store = MemoryStore()
     run_swarm(store, Effects())

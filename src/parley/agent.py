@@ -1040,7 +1040,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         if durable is not None:
             opening_data = message if isinstance(message, str | dict) else None
             kind = "human" if message is None else "given" if opening_data is not None else "function"
-            durable.attach(chat, chat.state.shape, [*chat.peers], opening_data, kind)
+            durable.attach(chat, chat.state.shape, [*chat.peers], opening_data, kind, self.name)
         for agent in chat.peers:
             agent._joined(chat)
         if chat.state.rounds == 0 and max_turns != 0 and message is not None:

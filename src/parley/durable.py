@@ -126,15 +126,17 @@ class Durability:
         agents: Sequence[ConversableAgent],
         opening: Any = None,
         opening_kind: str = "given",
+        initiator: str | None = None,
     ) -> None:
         """Make ``chat`` durable: continue it from the records, or record its start. ``opening`` is what
         the call starts the chat with, when it is data (the message text, a list of messages), and
         ``opening_kind`` where it comes from (``"given"``, ``"function"``: a callable's, ``"human"``: asked
-        of a human): a call with another opening is another call, not the one that started the chat.
+        of a human): a call with another opening is another call, not the one that started the chat. So
+        is a call by another ``initiator`` (the agent whose ``initiate_chat`` starts it).
 
         Raises:
-            ValueError: the records are of another kind of chat, or started with another opening, or name
-                agents this run does not have.
+            ValueError: the records are of another kind of chat, or started with another opening or by
+                another initiator, or name agents this run does not have.
         """
         opened = None if opening is None else _as_text(opening)
         chat.store = self.store
@@ -150,6 +152,8 @@ class Durability:
             if opened is not None:
                 started["opening"] = opened
             started["opening_kind"] = opening_kind
+            if initiator is not None:
+                started["initiator"] = initiator
             if chat.state.messages:
                 started["seed_log"] = list(chat.state.messages)
             if chat.describe is not None:
@@ -177,6 +181,13 @@ class Durability:
                 f"{_opening_shown(recorded_kind, recorded_opening)}; this call starts it with "
                 f"{_opening_shown(opening_kind, opened)}. The same call continues the chat (or returns "
                 "its result, once finished): give a new chat_id for a new chat"
+            )
+        recorded_initiator = replayed.started.get("initiator")
+        if initiator is not None and recorded_initiator is not None and recorded_initiator != initiator:
+            raise ValueError(
+                f"chat {self.chat_id!r} in {self.store.url} was started by {recorded_initiator!r}; this call "
+                f"starts it from {initiator!r}. The same call continues the chat (or returns its result, "
+                "once finished): give a new chat_id for a new chat"
             )
         names = [agent.name for agent in agents]
         recorded = list(replayed.started.get("agents", ()))
