@@ -420,6 +420,34 @@ def test_a_nested_chat_answers_to_its_chats_budgets_not_to_its_other_conditions(
     assert result.chat_history[-1]["content"] == "draft 3, not DONE yet", "the nested chat ran its 3 turns"
 
 
+def test_a_nested_chat_stopped_by_its_chats_budget_stops_that_chat_too():
+    writer = ConversableAgent(
+        "writer", llm_config=ScriptedModel([f"draft {n}" for n in range(20)]), human_input_mode="NEVER"
+    )
+    critic = ConversableAgent("critic", llm_config=False, human_input_mode="NEVER")
+    boss = ConversableAgent(
+        "boss", llm_config=False, human_input_mode="NEVER", default_auto_reply="next section please"
+    )
+    lead = ConversableAgent("lead", llm_config=False, human_input_mode="NEVER")
+    lead.register_nested_chats(
+        [{"recipient": writer, "sender": critic, "max_turns": 1, "summary_method": "last_msg"}],
+        trigger=boss,
+    )
+
+    result = boss.initiate_chat(lead, "write section 1", stop_when=MaxModelCalls(2), silent=True)
+
+    assert len(writer.llm_config.requests) == 2
+    assert [m["content"] for m in result.chat_history[:4]] == [
+        "write section 1",
+        "draft 0",
+        "next section please",
+        "draft 1",
+    ]
+    assert len(result.chat_history) <= 6, "the chat stopped once its budget refused the nested chat"
+    assert result.stop_reason.kind is StopKind.CONDITION
+    assert str(result.stop_reason) == "the limit of 2 model calls is reached"
+
+
 @pytest.mark.parametrize("budget", [700, 1_500, 3_000])
 def test_speaker_selection_retries_keep_within_a_token_budget(budget: int):
     """A retry sends the selector its answer and a template the log has not: the budget counts them."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.limits import (
@@ -171,7 +171,19 @@ class Budgets:
     """The conditions a chat answers to (its own ``stop_when``, and the budgets of the chats it was started
     in), each with the spending it counts."""
 
-    def __init__(self, own: Condition | None, spent: Spent | None, outer: Budgets | None) -> None:
+    def __init__(
+        self,
+        own: Condition | None,
+        spent: Spent | None,
+        outer: Budgets | None,
+        stop_outer: Callable[[StopReason], None] | None = None,
+    ) -> None:
+        self._own = spent if own is not None else None
+        self.outer_refusal: StopReason | None = None
+        """The latest refusal by a budget of a chat this chat was started in: when it stops this chat,
+        :attr:`stop_outer` stops that chat too (its budget is spent; the step it waits on cannot be
+        done)."""
+        self.stop_outer = stop_outer
         self.entries: list[tuple[Condition, Spent]] = []
         if own is not None and spent is not None:
             self.entries.append((own, spent))
@@ -276,7 +288,7 @@ class Budgets:
             if guard.others or (priced and guard.cost is not None):
                 asked = self._ask(guard, guard.cost if priced else None, agent, info, prompt, cap)
                 if isinstance(asked, StopReason):
-                    return asked
+                    return self._noted(spent, asked)
                 cap = asked
         if cap is None or not takes_cap:
             return _NO_PARAMS
@@ -340,7 +352,14 @@ class Budgets:
             if len(log) > self._counted:
                 self._count(log)
             prompt = self._prompt_bound(agent, info, request, tools)
-        return _refusal(condition, spent, _planned(agent, prompt, info.max_tokens, info))
+        return self._noted(spent, _refusal(condition, spent, _planned(agent, prompt, info.max_tokens, info)))
+
+    def _noted(self, spent: Spent, reason: StopReason) -> StopReason:
+        """``reason``, a refusal by a budget counting ``spent``: noted as :attr:`outer_refusal` if the
+        budget is one of the chats this chat was started in."""
+        if spent is not self._own:
+            self.outer_refusal = reason
+        return reason
 
     def _count(self, log: Sequence[Message]) -> None:
         """Add the bytes of the messages appended since the last call to :attr:`log_bytes`."""
@@ -391,13 +410,14 @@ class Budgets:
             if guard.tool_calls is not None:
                 reason = guard.tool_calls.before_tool_calls(spent, count, agent)
                 if reason is not None:
-                    return reason
+                    return self._noted(spent, reason)
             if guard.seconds is not None and _monotonic() - spent.started >= guard.seconds:
-                return guard.time.before_tool_calls(spent, count, agent)  # type: ignore[union-attr]
+                reason = guard.time.before_tool_calls(spent, count, agent)  # type: ignore[union-attr]
+                return self._noted(spent, reason)  # type: ignore[arg-type]
             for condition in guard.others:
                 reason = condition.before_tool_calls(spent, count, agent)
                 if reason is not None:
-                    return reason
+                    return self._noted(spent, reason)
         for spent in self.spents:
             spent.tool_calls += count
         return None

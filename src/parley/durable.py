@@ -182,13 +182,6 @@ class Durability:
                 f"{_opening_shown(opening_kind, opened)}. The same call continues the chat (or returns "
                 "its result, once finished): give a new chat_id for a new chat"
             )
-        recorded_initiator = replayed.started.get("initiator")
-        if initiator is not None and recorded_initiator is not None and recorded_initiator != initiator:
-            raise ValueError(
-                f"chat {self.chat_id!r} in {self.store.url} was started by {recorded_initiator!r}; this call "
-                f"starts it from {initiator!r}. The same call continues the chat (or returns its result, "
-                "once finished): give a new chat_id for a new chat"
-            )
         names = [agent.name for agent in agents]
         recorded = list(replayed.started.get("agents", ()))
         missing = [name for name in recorded if name not in names]
@@ -202,6 +195,13 @@ class Durability:
                 f"chat {self.chat_id!r} was recorded with the agents {recorded}, in that order (for a "
                 f"two-agent chat: the initiator first); this run has {names}. The same call continues the "
                 "chat: give a new chat_id for a new chat"
+            )
+        recorded_initiator = replayed.started.get("initiator")
+        if initiator is not None and recorded_initiator is not None and recorded_initiator != initiator:
+            raise ValueError(
+                f"chat {self.chat_id!r} in {self.store.url} was started by {recorded_initiator!r}; this call "
+                f"starts it from {initiator!r}. The same call continues the chat (or returns its result, "
+                "once finished): give a new chat_id for a new chat"
             )
         _check_tools(self.chat_id, replayed, agents)
         if shape == "swarm":

@@ -220,7 +220,10 @@ class Chat:
             own = check_stop_when(stop_when)
             if own is not None:
                 state.spent = Spent()
-            self.budgets = Budgets(own, state.spent, None if outer is None else outer.budgets)
+            if outer is None:
+                self.budgets = Budgets(own, state.spent, None)
+            else:
+                self.budgets = Budgets(own, state.spent, outer.budgets, outer.stop)
 
     def _listen(self, listeners: Iterable[Listener], outer: Chat | None) -> None:
         """Gather the chat's listeners: everyone's, its own, the environment's trace, those it inherits
@@ -467,9 +470,13 @@ class Chat:
         return ChatStarted(self.state.shape, agents, dict(self.state.context_variables), graph)
 
     def stop(self, reason: StopReason) -> None:
-        """End the chat for ``reason`` (the first reason given wins)."""
+        """End the chat for ``reason`` (the first reason given wins); a refusal by a budget of the chat
+        this chat was started in ends that chat too."""
         if self.state.stop_reason is None:
             self.state.stop_reason = reason
+            budgets = self.budgets
+            if budgets is not None and reason is budgets.outer_refusal and budgets.stop_outer is not None:
+                budgets.stop_outer(reason)
 
     def check_conditions(self) -> None:
         """Stop if a chat-level condition holds."""
