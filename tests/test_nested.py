@@ -394,6 +394,18 @@ def test_a_reply_function_of_your_own_runs_the_nested_chats():
 
     assert result.summary == "custom reply to top"
     assert seen == [(1, "mid", "top", "user")]
+
+    configured = quiet("configured")
+    configured.register_nested_chats(
+        [{"recipient": quiet("inner")}],
+        trigger=ConversableAgent,
+        reply_func_from_nested_chats=lambda queue, recipient, messages, sender, config: (True, repr(config)),
+        config={"z": 1},
+    )
+    result = quiet("user").initiate_chat(configured, "top", max_turns=1, silent=True)
+    assert result.summary == "{'z': 1}", "the config reaches the reply function, as register_reply's does"
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['confg'\]"):
+        configured.register_nested_chats([{"recipient": quiet("x")}], trigger=Agent, confg={})
     with pytest.raises(ValueError, match="must be a coroutine function"):
         mid.register_nested_chats(
             [{"chat_id": 1, "recipient": quiet("x")}],

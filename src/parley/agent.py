@@ -567,9 +567,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         See :func:`parley.nested.register_nested_chats`. By default the nested chats answer right after
         the termination and human check. ``reply_func_from_nested_chats`` may be, as in AG2, your own
         ``(chat_queue, recipient, messages, sender, config) -> (final, reply)`` (a coroutine function with
-        ``use_async``) that runs the queue as it wants.
+        ``use_async``) that runs the queue as it wants. The keyword arguments are
+        :meth:`register_reply`'s ``config``, ``reset_config`` and ``ignore_async_in_sync_chat``.
         """
         from parley.nested import register_nested_chats
+
+        unknown = sorted(set(kwargs) - {"config", "reset_config", "ignore_async_in_sync_chat"})
+        if unknown:
+            raise TypeError(
+                f"register_nested_chats got unexpected keyword arguments {unknown}; it takes config, "
+                "reset_config and ignore_async_in_sync_chat besides its own"
+            )
 
         if reply_func_from_nested_chats != "summary_from_nested_chats" and not callable(
             reply_func_from_nested_chats
@@ -586,7 +594,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 if entry["reply_func"] is ConversableAgent.check_termination_and_human_reply
             )
         register_nested_chats(
-            self, chat_queue, trigger, position=position, use_async=use_async, reply_func=custom
+            self, chat_queue, trigger, position=position, use_async=use_async, reply_func=custom, **kwargs
         )
 
     def _prepare_messages(self, messages: list[Message]) -> list[Message]:

@@ -292,14 +292,20 @@ def register_nested_chats(
     position: int = 1,
     use_async: bool | None = None,
     reply_func: Callable[..., Any] | None = None,
+    config: Any = None,
+    reset_config: Callable[[Any], None] | None = None,
+    ignore_async_in_sync_chat: bool | None = None,
 ) -> None:
     """Make ``agent`` reply, to senders matching ``trigger``, with the summary of ``chat_queue``.
 
     The chats run in order (see :func:`initiate_chats`); a chat without ``message`` starts from the
     last message received, and a ``carryover_config`` on the first chat adds the parent chat as context
     (:func:`process_nested_chat_carryover`, with its ``trim_n_messages``). By default the nested chats
-    answer right after the termination and human check.
+    answer right after the termination and human check. ``config`` and ``reset_config`` are the reply
+    function's (see ``register_reply``); ``ignore_async_in_sync_chat`` applies without ``use_async``.
     """
+    options = {"config": config, "reset_config": reset_config}
+    ignore_async = not use_async if use_async is not None else bool(ignore_async_in_sync_chat)
     if not isinstance(chat_queue, list) or not chat_queue:
         raise ValueError("chat_queue must be a non-empty list of chats")
     for index, entry in enumerate(chat_queue):
@@ -311,7 +317,9 @@ def register_nested_chats(
             )
 
     if reply_func is not None:
-        _register_own_nested_reply(agent, chat_queue, trigger, position, use_async, reply_func)
+        _register_own_nested_reply(
+            agent, chat_queue, trigger, position, use_async, reply_func, options, ignore_async
+        )
         return
 
     def summary_from_nested_chats(
@@ -344,6 +352,7 @@ def register_nested_chats(
         position=position,
         async_twin=None if use_async else a_summary_from_nested_chats,
         ignore_async_in_sync_chat=False,  # with use_async, a sync chat is an error, as in AG2
+        **options,
     )
 
 
@@ -354,6 +363,8 @@ def _register_own_nested_reply(
     position: int,
     use_async: bool | None,
     reply_func: Callable[..., Any],
+    options: dict[str, Any],
+    ignore_async: bool,
 ) -> None:
     """Register AG2's own ``reply_func_from_nested_chats``: called with the queue and the reply's
     arguments, it runs the chats as it wants and returns ``(final, reply)``."""
@@ -366,7 +377,19 @@ def _register_own_nested_reply(
         ) -> Any:
             return await reply_func(chat_queue, recipient, messages, sender, config)
 
-        agent.register_reply(trigger, a_reply, position=position, ignore_async_in_sync_chat=False)
+        agent.register_reply(trigger, a_reply, position=position, ignore_async_in_sync_chat=False, **options)
+        return
+
+    if inspect.iscoroutinefunction(reply_func):
+
+        async def a_own_reply(
+            recipient: ConversableAgent, messages: Any = None, sender: Any = None, config: Any = None
+        ) -> Any:
+            return await reply_func(chat_queue, recipient, messages, sender, config)
+
+        agent.register_reply(
+            trigger, a_own_reply, position=position, ignore_async_in_sync_chat=ignore_async, **options
+        )
         return
 
     def reply(
@@ -374,7 +397,7 @@ def _register_own_nested_reply(
     ) -> Any:
         return reply_func(chat_queue, recipient, messages, sender, config)
 
-    agent.register_reply(trigger, reply, position=position)
+    agent.register_reply(trigger, reply, position=position, **options)
 
 
 def _queue_for(
