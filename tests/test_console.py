@@ -526,3 +526,17 @@ def test_a_nested_chat_prints_in_its_place(capsys):
         "outer (to user):\n\ninner answer",
     ]
     assert in_order(out, order), out
+
+
+def test_what_an_agent_made_silent_sends_is_not_printed(capsys):
+    quiet = ConversableAgent("quiet", llm_config=False, human_input_mode="NEVER", silent=True)
+    loud = ConversableAgent(
+        "loud", llm_config=False, human_input_mode="NEVER", default_auto_reply="loud says"
+    )
+
+    result = quiet.initiate_chat(loud, "hi", max_turns=1)
+
+    out = capsys.readouterr().out
+    assert [m["content"] for m in result.chat_history] == ["hi", "loud says"]
+    assert "quiet (to loud)" not in out and "hi\n" not in out, "AG2 does not print what it sends"
+    assert "loud (to quiet):\n\nloud says\n" in out

@@ -208,15 +208,23 @@ class ConsolePrinter:
             when the output is a terminal, and none otherwise.
         hold: keep each event's text until :func:`release` writes it (a chat's own console does, and
             releases it before the chat waits or runs code of yours, and when it stops).
+        quiet_senders: the names of agents whose messages are not shown (agents made with
+            ``silent=True``, as AG2 does not print what they send).
     """
 
-    __slots__ = ("_file", "colours", "hold", "wants")
+    __slots__ = ("_file", "colours", "hold", "quiet_senders", "wants")
 
     def __init__(
-        self, file: TextIO | None = None, *, colours: Colours | None = None, hold: bool = False
+        self,
+        file: TextIO | None = None,
+        *,
+        colours: Colours | None = None,
+        hold: bool = False,
+        quiet_senders: frozenset[str] = frozenset(),
     ) -> None:
         self._file = file
         self.hold = hold
+        self.quiet_senders = quiet_senders
         if colours is None:
             colours = terminal_colours() if _is_terminal(file or sys.stdout) else PLAIN
         self.colours = colours
@@ -265,6 +273,8 @@ class ConsolePrinter:
     # A message's tool calls are executed next (a tool that runs prints its own event, which flushes).
     @shows(MessageSent, flush=lambda event: not event.message.get("tool_calls"))
     def message_sent(self, event: MessageSent) -> str:
+        if self.quiet_senders and event.sender in self.quiet_senders:
+            return ""
         c = self.colours
         message = event.message
         text = f"{c.sender}{event.sender} (to {event.recipient}):{c.reset}\n\n"

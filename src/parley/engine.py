@@ -237,7 +237,8 @@ class Chat:
         self.holding = not self.silent
         """Whether the chat's console holds its text until :func:`release` (see :mod:`parley.console`)."""
         if self.holding:
-            gathered.append(ConsolePrinter(hold=True))
+            quiet = [agent._name for agent in self.peers if agent.silent]
+            gathered.append(ConsolePrinter(hold=True, quiet_senders=frozenset(quiet)))
         self.listeners: list[Listener] = gathered
         if gathered:
             self._announcing = self.wants(MessageSent)
