@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from parley import ConversableAgent, StopKind
-from parley.events import ChatStopped, Event, MessageSent, listening, subscribe
+from parley.events import ChatStarted, ChatStopped, Event, MessageSent, listening, subscribe
 
 
 def pair() -> tuple[ConversableAgent, ConversableAgent]:
@@ -123,3 +123,31 @@ def test_a_listener_failing_on_the_stop_of_a_chat_that_ended_well_is_raised_afte
     assert [m["content"] for m in raised.value.chat_result.chat_history] == ["hi", "b!"]
     assert raised.value.chat_result.stop_reason.kind is StopKind.MAX_TURNS
     assert "b!" in capsys.readouterr().out
+
+
+class Keeping:
+    """A listener that takes only the kinds it names."""
+
+    def __init__(self, *kinds: type) -> None:
+        self.wants = frozenset(kinds)
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [(ChatStopped,), (ChatStarted,), (ChatStarted, ChatStopped)],
+    ids=["stopped", "started", "both"],
+)
+def test_a_listener_of_only_the_start_or_the_stop_of_chats_gets_them(kinds: tuple[type, ...]):
+    listener = Keeping(*kinds)
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="hi")
+    other = ConversableAgent("other", llm_config=False, human_input_mode="NEVER", default_auto_reply="yo")
+
+    user.initiate_chat(other, "hello", max_turns=2, silent=True, listeners=[listener])
+
+    assert [type(event) for event in listener.events] == list(kinds)
+    if ChatStopped in kinds:
+        assert listener.events[-1].reason.kind is StopKind.MAX_TURNS

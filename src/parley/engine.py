@@ -602,7 +602,11 @@ class Chat:
         """Tell the listeners that the chat stopped, and write what its console holds."""
         reason = self.state.stop_reason
         try:
-            if self.listeners and reason is not None and self._emitted and self.wants(ChatStopped):
+            if (
+                self.listeners
+                and reason is not None
+                and (self.wants(ChatStopped) or (self._emitted == 0 and self.wants(ChatStarted)))
+            ):  # (a chat_started event goes out before the chat's first event)
                 self.emit(ChatStopped(reason, self.state.usage.totals(), quiet=not self.report_stop))
         finally:
             if self.holding:

@@ -434,6 +434,26 @@ def test_usage_not_reported_counts_a_reply_as_at_most_the_max_tokens_it_was_sent
     assert capped.usage.prompt_tokens == uncapped.usage.prompt_tokens >= len(HELLO[0]["content"])
 
 
+def test_the_no_usage_warning_and_the_clients_repr_hide_a_password_in_the_base_url(server):
+    body = completion("It shipped.")
+    body["usage"] = None
+    server.script(body)
+    host = server.url.split("//", 1)[1]
+    openai_client = OpenAIClient(
+        "gpt-4o-mini",
+        base_url=f"http://proxyuser:hunter2-PASSWORD@{host}?api-key=QUERYSECRET",
+        api_key=KEY,
+        max_retries=0,
+    )
+
+    with pytest.warns(UserWarning) as warned:
+        openai_client.create(HELLO)
+
+    shown = " ".join(str(warning.message) for warning in warned) + repr(openai_client)
+    assert "reported no usable token usage" in shown
+    assert "hunter2" not in shown and "QUERYSECRET" not in shown and "proxyuser" in shown
+
+
 @pytest.mark.parametrize(
     "usage", [None, {"input_tokens": -5, "output_tokens": 3}], ids=["missing", "negative"]
 )

@@ -21,7 +21,7 @@ from typing import Any
 from parley.messages import Message, content_str
 from parley.models.base import ModelError, ModelResponse, Usage, reported_usage, usage_bound
 from parley.models.config import request_params_of
-from parley.models.faults import ModelResponseError
+from parley.models.faults import ModelResponseError, redact
 from parley.models.pricing import Price, cost_of, parse_price, price_in_advance
 from parley.models.reply_limits import ANTHROPIC_DEFAULT_MAX_TOKENS
 from parley.models.sdk import (
@@ -137,7 +137,7 @@ class AnthropicClient:
         return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
 
     def __repr__(self) -> str:
-        return f"AnthropicClient(model={self.model!r}, endpoint={self.endpoint!r})"
+        return f"AnthropicClient(model={self.model!r}, endpoint={redact(self.endpoint, self.secrets)!r})"
 
     def create(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, **params: Any
@@ -293,7 +293,7 @@ class AnthropicClient:
         raw = data.get("usage")
         reported = reported_usage(raw, ("input_tokens", "output_tokens"))
         if reported is None:
-            usage = billed = usage_bound(request, reply, f"{self.endpoint} ({model})")
+            usage = billed = usage_bound(request, reply, redact(f"{self.endpoint} ({model})", self.secrets))
         else:
             cached = reported_usage(raw, ("cache_creation_input_tokens", "cache_read_input_tokens"))
             written, read = (cached.prompt_tokens, cached.completion_tokens) if cached else (0, 0)

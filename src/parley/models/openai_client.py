@@ -26,7 +26,7 @@ from parley.messages import Message, content_str
 from parley.models import json_tools
 from parley.models.base import ModelResponse, reported_usage, usage_bound
 from parley.models.config import request_params_of
-from parley.models.faults import ModelResponseError
+from parley.models.faults import ModelResponseError, redact
 from parley.models.pricing import Price, cost_of, parse_price, price_in_advance
 from parley.models.reply_limits import known_reply_limit
 from parley.models.sdk import (
@@ -188,7 +188,7 @@ class OpenAIClient:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
 
     def __repr__(self) -> str:
-        return f"OpenAIClient(model={self.model!r}, endpoint={self.endpoint!r})"
+        return f"OpenAIClient(model={self.model!r}, endpoint={redact(self.endpoint, self.secrets)!r})"
 
     # ------------------------------------------------------------------------------------------------
 
@@ -406,7 +406,7 @@ class OpenAIClient:
         model = data.get("model") or self.model
         usage = reported_usage(data.get("usage"), ("prompt_tokens", "completion_tokens"))
         if usage is None:
-            usage = usage_bound(request, reply, f"{self.endpoint} ({model})")
+            usage = usage_bound(request, reply, redact(f"{self.endpoint} ({model})", self.secrets))
         official = self.api_type == "azure" or self.endpoint.startswith(OPENAI_URL)
         cost = cost_of(usage, model, self.model, price=self.price, warn=official)
         return ModelResponse(reply, usage, cost=cost, model=model)
