@@ -96,6 +96,33 @@ def test_when_every_config_fails_the_error_names_each_model_and_endpoint(server)
     assert isinstance(failure.value, ModelError)
 
 
+def test_a_config_whose_client_cannot_be_made_is_a_failure_of_that_config_and_the_next_answers(
+    server, monkeypatch
+):
+    import parley.models.config as config_module
+
+    build = config_module.build_provider_client
+
+    def failing_first(config, settings):
+        if config["model"] == "first-model":
+            raise RuntimeError("the provider's SDK cannot be loaded")
+        return build(config, settings)
+
+    monkeypatch.setattr(config_module, "build_provider_client", failing_first)
+    server.script(completion("from the second"))
+    client = ConfigListClient(
+        {
+            "config_list": [
+                {"model": "first-model", "base_url": server.url, "api_key": "x"},
+                {"model": "second-model", "base_url": server.url, "api_key": "x"},
+            ],
+            "max_retries": 0,
+        }
+    )
+
+    assert client.create(HELLO).message["content"] == "from the second"
+
+
 def test_a_single_failing_config_says_which_model_and_endpoint(server):
     server.script(server_error(500))
     client = ConfigListClient(
@@ -270,6 +297,14 @@ def test_azure_api_types_are_azure():
         ({"config_list": [{"api_key": "x"}]}, "must be a dict with a 'model'"),
         ({"config_list": [{"model": "m", "api_type": "google"}]}, "unknown api_type 'google'"),
         ({"config_list": [{"model": "m", "tool_call_mode": "xml"}]}, "tool_call_mode must be one of"),
+        (
+            {"config_list": [{"model": "c", "api_type": "anthropic"}], "tool_call_mode": "json_schema"},
+            r"\[0\] \(model 'c'\): tool_call_mode 'json_schema' is for OpenAI-compatible servers",
+        ),
+        (
+            {"config_list": [{"model": "m", "response_format_type": "yaml"}]},
+            r"response_format_type must be one of \('json_schema', 'json_object'\), not 'yaml'",
+        ),
         ({"config_list": [{"model": "m", "price": [1, 2, 3]}]}, "price must be"),
         ({"config_list": [{"model": "m"}], "routing_method": "fastest"}, "routing_method"),
         ({"temperature": 0}, "needs a 'config_list'"),

@@ -42,6 +42,8 @@ _PROVIDER_NAMES = {
 
 #: How a model is asked for tool calls: its native tool calling, or a JSON schema (see ``json_tools``).
 TOOL_CALL_MODES = ("native", "json_schema")
+#: The ways a server takes the JSON schema of the ``json_schema`` tool mode (``json_tools.DIALECTS``).
+RESPONSE_FORMAT_TYPES = ("json_schema", "json_object")
 
 #: Keys of a model config that say which model to reach and how; any other key is a request parameter.
 CLIENT_KEYS = frozenset(
@@ -278,6 +280,16 @@ def _checked(config: dict[str, Any], index: int) -> dict[str, Any]:
     mode = config.get("tool_call_mode", "native")
     if mode not in TOOL_CALL_MODES:
         raise ValueError(f"{where}: tool_call_mode must be one of {TOOL_CALL_MODES}, not {mode!r}")
+    if api_type == "anthropic" and mode not in (None, "native"):
+        raise ValueError(
+            f"{where}: tool_call_mode {mode!r} is for OpenAI-compatible servers and the local model; "
+            "Anthropic's models call tools natively"
+        )
+    dialect = config.get("response_format_type")
+    if dialect is not None and dialect not in RESPONSE_FORMAT_TYPES:
+        raise ValueError(
+            f"{where}: response_format_type must be one of {RESPONSE_FORMAT_TYPES}, not {dialect!r}"
+        )
     from parley.models.pricing import parse_price
 
     try:
@@ -382,8 +394,8 @@ class ConfigListClient:
             return cached
         failures: list[tuple[str, str, Exception]] = []
         for index in order:
-            client = self._client(index)
             try:
+                client = self._client(index)
                 if sync:
                     response = client.create(messages, tools, **request)
                 else:

@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 from parley.json_schema import RecursiveSchema, inline_refs
 from parley.messages import Message, content_str
 from parley.models.base import ModelError
+from parley.models.config import RESPONSE_FORMAT_TYPES
 from parley.models.streaming import StreamedText
 
 #: The name of the plain-reply choice: ``{"name": "reply_to_user", "arguments": {"text": "..."}}``.
@@ -55,7 +56,7 @@ REPLY_DESCRIPTION = "Answer with a message of your own, when none of the other t
 
 #: The ways servers take a JSON schema for the reply: OpenAI's ``json_schema`` response format, or a
 #: ``json_object`` response format with a ``schema`` (llama-cpp-python's server).
-DIALECTS = ("json_schema", "json_object")
+DIALECTS = RESPONSE_FORMAT_TYPES
 
 ToolSchema = dict[str, Any]
 
