@@ -151,3 +151,31 @@ def test_a_listener_of_only_the_start_or_the_stop_of_chats_gets_them(kinds: tupl
     assert [type(event) for event in listener.events] == list(kinds)
     if ChatStopped in kinds:
         assert listener.events[-1].reason.kind is StopKind.MAX_TURNS
+
+
+def test_a_reflection_summary_is_a_model_call_of_the_chat_its_events_and_its_stop_count():
+    from parley import ScriptedModel
+    from parley.events import ModelRequested, ModelResponded
+    from parley.models import Usage
+
+    events: list[Event] = []
+    model = ScriptedModel(["the answer", "the summary"], usage=Usage(100, 10))
+    assistant = ConversableAgent("assistant", llm_config=model, human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    result = user.initiate_chat(
+        assistant,
+        "question",
+        max_turns=1,
+        summary_method="reflection_with_llm",
+        silent=True,
+        listeners=[events.append],
+    )
+
+    assert result.summary == "the summary"
+    kinds = [type(event) for event in events]
+    assert kinds[-3:] == [ModelRequested, ModelResponded, ChatStopped], "the summary's call, then the stop"
+    assert kinds.count(ModelRequested) == 2
+    stopped = events[-1]
+    assert isinstance(stopped, ChatStopped)
+    assert stopped.usage["calls"] == 2 and stopped.usage["prompt_tokens"] == 200

@@ -1045,6 +1045,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             listeners=listeners,
             stop_when=opening.stop_when,
         )
+        chat.stop_event_waits = opening.summary_method == "reflection_with_llm"
         if durable is not None:
             opening_data = message if isinstance(message, str | dict) else None
             kind = "human" if message is None else "given" if opening_data is not None else "function"
@@ -1149,6 +1150,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             raise
         finally:
             current_chat.reset(token)
+            chat.send_held_stop_event()
         result.summary = summary
         result.cost = chat.state.usage.to_dict()
         return result

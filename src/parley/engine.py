@@ -153,6 +153,7 @@ class Chat:
         "running",
         "silent",
         "state",
+        "stop_event_waits",
         "store",
         "streamers",
         "views",
@@ -200,6 +201,9 @@ class Chat:
         self.store: ChatStore | None = None
         self.running = False
         self._reply_stop: tuple[Named, StopReason, int] | None = None
+        self.stop_event_waits = False
+        """Whether the ``chat_stopped`` event waits for :meth:`send_held_stop_event` (a summary of the
+        chat by a model is a call of the chat, which the event counts)."""
         self._answers: list[tuple[str, str]] = []
         self._emitted = 0
         self._routes: dict[type[Event], list[Listener]] = {}
@@ -592,11 +596,21 @@ class Chat:
                 if self.holding:
                     release()
                 raise
+        if self.stop_event_waits:
+            if self.holding:
+                release()
+            return
         try:
             self._stopped()
         except BaseException as error:
             attach_partial_result(error, self.result())
             raise
+
+    def send_held_stop_event(self) -> None:
+        """Send the ``chat_stopped`` event that :attr:`stop_event_waits` held back."""
+        if self.stop_event_waits:
+            self.stop_event_waits = False
+            self._stopped()
 
     def _stopped(self) -> None:
         """Tell the listeners that the chat stopped, and write what its console holds."""

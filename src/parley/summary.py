@@ -127,6 +127,10 @@ async def summarize_with_model(
     params = _within_budgets(owner, client, request)
     if isinstance(params, StopReason):
         return empty_summary(f"the call would go past the chat's budget: {params.detail}")
+    from parley.engine import current_chat
+
+    chat = current_chat.get()  # the call is one of the chat's: its listeners see it
+    started = owner._model_requested(chat, client, request, []) if chat is not None else 0.0
     try:
         response = client.create(request, **params) if sync else await client.a_create(request, **params)
     except Exception as error:
@@ -134,6 +138,8 @@ async def summarize_with_model(
             raise
         return empty_summary(repr(error))
     owner._record_usage(response)  # counts against the chat's budgets too
+    if chat is not None:
+        owner._model_responded(chat, client, response, started)
     return content_str(response.message.get("content"))
 
 
