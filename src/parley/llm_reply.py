@@ -189,8 +189,9 @@ def _streams(client: Any) -> bool:
 
 
 def model_name(client: Any) -> str:
-    """The name of a client's model, for events (a config list's first model)."""
-    model = getattr(client, "model", None)
+    """The name of a client's model, for events (of a config list, the model the next request is sent
+    to first)."""
+    model = getattr(client, "model", None) or getattr(client, "next_model", None)
     if model is None:
         configs = getattr(client, "config_list", None)
         if configs:

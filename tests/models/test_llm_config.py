@@ -210,7 +210,12 @@ def test_round_robin_starts_each_request_at_the_next_config(server, backup):
         }
     )
 
-    assert [client.create(HELLO).message["content"] for _ in range(3)] == ["one", "two", "three"]
+    answers, models = [], []
+    for _ in range(3):
+        models.append(client.next_model)  # what the request events name
+        answers.append(client.create(HELLO).message["content"])
+    assert answers == ["one", "two", "three"]
+    assert models == ["a", "b", "a"]
 
 
 # settings and parameters ----------------------------------------------------------------------------

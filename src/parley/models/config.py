@@ -409,9 +409,19 @@ class ConfigListClient:
 
     @property
     def provider(self) -> str:
-        """The provider of the first config, as OpenTelemetry's GenAI conventions name it."""
-        api_type = self.config_list[0].get("api_type") or "openai"
+        """The provider of the config the next request is sent to first, as OpenTelemetry's GenAI
+        conventions name it."""
+        api_type = self.config_list[self._next()].get("api_type") or "openai"
         return _PROVIDER_NAMES.get(api_type, api_type)
+
+    @property
+    def next_model(self) -> str:
+        """The model of the config the next request is sent to first (the first config's, or with
+        ``round_robin`` the next one's; another config answers if it fails)."""
+        return str(self.config_list[self._next()].get("model"))
+
+    def _next(self) -> int:
+        return self._start if self.routing_method == "round_robin" else 0
 
     def _client(self, index: int) -> ModelClient:
         client = self._clients[index]
