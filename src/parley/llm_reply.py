@@ -183,7 +183,11 @@ class ModelReplyMixin:
 
 
 def _streams(client: Any) -> bool:
-    """Whether the client's requests ask for a streamed reply (``"stream": True`` in ``llm_config``)."""
+    """Whether the client's requests ask for a streamed reply (``"stream": True`` in ``llm_config``, or
+    in one of its configs)."""
+    streams = getattr(client, "streams", None)
+    if isinstance(streams, bool):
+        return streams
     params = getattr(client, "params", None)
     return isinstance(params, dict) and bool(params.get("stream"))
 

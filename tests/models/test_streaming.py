@@ -201,6 +201,30 @@ def test_stream_true_in_llm_config_streams_a_chat(server, pieces):
     assert result.cost["usage_including_cached_inference"]["fake-model"]["total_tokens"] == 15
 
 
+@pytest.mark.parametrize("where", ["beside the config list", "in the config"])
+def test_a_listener_that_shows_streams_gets_them_wherever_llm_config_sets_stream(server, where):
+    server.script(completion_stream(["Par", "is."]))
+    config = {"model": "gpt-4o-mini", "base_url": server.url, "api_key": "x"}
+    llm_config: dict = {"config_list": [config]}
+    (llm_config if where == "beside the config list" else config)["stream"] = True
+    shown: list[str] = []
+
+    class Shows:
+        def __call__(self, event):
+            pass
+
+        def stream_to(self, agent):
+            return lambda piece: shown.append(piece.text)
+
+    assistant = ConversableAgent("assistant", llm_config=llm_config, human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    result = user.initiate_chat(assistant, "Capital?", max_turns=1, silent=True, listeners=[Shows()])
+
+    assert result.summary == "Paris."
+    assert "".join(shown) == "Paris."
+
+
 def test_a_streamed_request_answered_from_the_cache_gives_the_sink_the_whole_reply(server, pieces, tmp_path):
     server.script(completion_stream(["Par", "is."]))
     client = ConfigListClient(

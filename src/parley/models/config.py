@@ -415,6 +415,12 @@ class ConfigListClient:
         return _PROVIDER_NAMES.get(api_type, api_type)
 
     @property
+    def streams(self) -> bool:
+        """Whether its requests may ask for a streamed reply (``"stream": True`` beside the config list or
+        in one of its configs)."""
+        return bool(self.params.get("stream")) or any(config.get("stream") for config in self.config_list)
+
+    @property
     def next_model(self) -> str:
         """The model of the config the next request is sent to first (the first config's, or with
         ``round_robin`` the next one's; another config answers if it fails)."""
