@@ -540,3 +540,35 @@ def test_what_an_agent_made_silent_sends_is_not_printed(capsys):
     assert [m["content"] for m in result.chat_history] == ["hi", "loud says"]
     assert "quiet (to loud)" not in out and "hi\n" not in out, "AG2 does not print what it sends"
     assert "loud (to quiet):\n\nloud says\n" in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_streamed_reply_at_a_terminal_reads_line_by_line():
+    from parley.models.streaming import StreamedText
+
+    out = _Terminal()
+    console = ConsolePrinter(out, colours=PLAIN)
+    show = console.stream_to("assistant")
+    assert show is not None
+
+    for piece in [
+        StreamedText("PART"),
+        StreamedText("", broken_off=True),  # its model failed; another answers
+        StreamedText("Checking"),
+        StreamedText('{"city": "Paris"}', "get_weather", 0),
+        StreamedText('{"city": "Rome"}', "get_weather", 1),
+    ]:
+        show(piece)
+    console(MessageSent("assistant", "user", {"role": "assistant", "content": "Checking", "name": "x"}))
+
+    assert out.getvalue().startswith(
+        "assistant (streaming):\nPART\n(the stream broke off; another model answers)\n"
+        "assistant (streaming):\nChecking\n"
+        'calling get_weather: {"city": "Paris"}\n'
+        'calling get_weather: {"city": "Rome"}\n'
+        "assistant (to user):\n\nChecking\n"
+    )

@@ -212,7 +212,7 @@ class ConsolePrinter:
             ``silent=True``, as AG2 does not print what they send).
     """
 
-    __slots__ = ("_file", "colours", "hold", "quiet_senders", "wants")
+    __slots__ = ("_file", "_mid_stream", "colours", "hold", "quiet_senders", "wants")
 
     def __init__(
         self,
@@ -225,6 +225,8 @@ class ConsolePrinter:
         self._file = file
         self.hold = hold
         self.quiet_senders = quiet_senders
+        self._mid_stream = False
+        """Whether streamed text was written last (without the end of its line)."""
         if colours is None:
             colours = terminal_colours() if _is_terminal(file or sys.stdout) else PLAIN
         self.colours = colours
@@ -238,18 +240,26 @@ class ConsolePrinter:
         if not _is_terminal(out):
             return None
         c = self.colours
-        started: list[str] = []
+        started: set[Any] = set()
 
         def show(piece: StreamedText) -> None:
+            if piece.broken_off:
+                if started:
+                    out.write(f"\n{c.alert}(the stream broke off; another model answers){c.reset}\n")
+                    out.flush()
+                    started.clear()
+                    self._mid_stream = False
+                return
             if not started:
                 release()
-                started.append(agent)
+                started.add(None)
                 out.write(f"{c.sender}{agent} (streaming):{c.reset}\n")
-            if piece.tool_call is not None and piece.tool_call not in started:
-                started.append(piece.tool_call)
+            if piece.tool_call is not None and (call := (piece.tool_call, piece.call_index)) not in started:
+                started.add(call)
                 out.write(f"\n{c.banner}calling {piece.tool_call}:{c.reset} ")
             out.write(piece.text)
             out.flush()
+            self._mid_stream = True
 
         return show
 
@@ -259,12 +269,16 @@ class ConsolePrinter:
             return
         show, flush = shown
         out = self._file or sys.stdout
+        text = show(self, event)
+        if self._mid_stream:  # what follows a streamed reply starts on a line of its own
+            self._mid_stream = False
+            text = f"\n{text}"
         if self.hold:
-            _hold(out, show(self, event))
+            _hold(out, text)
             return
         if _held:
             release()
-        out.write(show(self, event))
+        out.write(text)
         if flush is True or (flush is not False and flush(event)):
             out.flush()
 

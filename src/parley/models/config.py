@@ -402,6 +402,7 @@ class ConfigListClient:
                     response = await client.a_create(messages, tools, **request)
             except Exception as error:
                 failures.append(self._failure(index, error))
+                _tell_sink_broken_off()
                 continue
             self._store(index, keys, caches, response)
             return response
@@ -496,6 +497,15 @@ def endpoint_of(config: dict[str, Any]) -> str:
     api_type = config.get("api_type", "openai")
     found = config.get("base_url") or config.get("azure_endpoint") or config.get("model_path")
     return str(found or _DEFAULT_ENDPOINTS.get(api_type, api_type))
+
+
+def _tell_sink_broken_off() -> None:
+    """Tell the call's token sink, if any, that what a failed config streamed is given up."""
+    from parley.models.streaming import StreamedText, token_sink
+
+    sink = token_sink.get()
+    if sink is not None:
+        sink(StreamedText("", broken_off=True))
 
 
 def build_provider_client(config: dict[str, Any], settings: dict[str, Any]) -> ModelClient:

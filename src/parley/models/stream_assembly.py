@@ -22,8 +22,8 @@ def emit_whole(message: Message, sink: TokenSink | None) -> None:
     text = content_str(message.get("content"))
     if text:
         sink(StreamedText(text))
-    for call in message.get("tool_calls") or ():
-        sink(StreamedText(call["function"]["arguments"], call["function"]["name"]))
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        sink(StreamedText(call["function"]["arguments"], call["function"]["name"], index))
 
 
 class ChatCompletionAssembler:
@@ -78,11 +78,11 @@ class ChatCompletionAssembler:
         piece = function.get("arguments")
         if isinstance(piece, str) and piece:
             pieces.append(piece)
-            self._emit(piece, entry["function"]["name"])
+            self._emit(piece, entry["function"]["name"], index)
 
-    def _emit(self, text: str, tool_call: str | None) -> None:
+    def _emit(self, text: str, tool_call: str | None, call_index: int = 0) -> None:
         if self._sink is not None:
-            self._sink(StreamedText(text, tool_call))
+            self._sink(StreamedText(text, tool_call, call_index))
 
     def completion(self) -> dict[str, Any]:
         """The chat completion the stream added up to (no choices if it had none)."""
@@ -119,6 +119,8 @@ class AnthropicMessageAssembler:
         self._usage: dict[str, Any] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, list[str]] = {}
+        self._call_of_block: dict[int, int] = {}
+        """Which tool call of the reply (0, 1...) each tool-use block is."""
 
     def add(self, event: dict[str, Any]) -> None:
         """Take one event (``message_start``, ``content_block_delta``...)."""
@@ -149,7 +151,8 @@ class AnthropicMessageAssembler:
             piece = delta.get("partial_json") or ""
             self._json.setdefault(index, []).append(piece)
             if piece and self._sink is not None:
-                self._sink(StreamedText(piece, block.get("name") or ""))
+                call = self._call_of_block.setdefault(index, len(self._call_of_block))
+                self._sink(StreamedText(piece, block.get("name") or "", call))
 
     def message(self) -> dict[str, Any]:
         """The message the stream added up to."""
