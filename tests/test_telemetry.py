@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,9 +129,17 @@ def test_contents_when_the_application_opts_in(monkeypatch: pytest.MonkeyPatch):
     finally:
         uninstrument()
 
-    tool = by_name(exported.get_finished_spans())["execute_tool lookup"]
+    spans = exported.get_finished_spans()
+    tool = by_name(spans)["execute_tool lookup"]
     assert tool.attributes["gen_ai.tool.call.arguments"] == '{"order": "A-1"}'
     assert tool.attributes["gen_ai.tool.call.result"] == "A-1 shipped"
+    support_turn = next(
+        span
+        for span in spans
+        if span.name == "invoke_agent support" and "gen_ai.output.messages" in span.attributes
+    )
+    output = json.loads(str(support_turn.attributes["gen_ai.output.messages"]))
+    assert [(message["role"], message["content"]) for message in output] == [("assistant", "It shipped.")]
 
 
 def test_a_failed_tool_and_a_failed_chat_are_errors(exporter: InMemorySpanExporter):

@@ -42,6 +42,7 @@ from parley.events import (
     ToolExecuting,
     ToolFinished,
 )
+from parley.messages import as_own
 
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
@@ -188,7 +189,8 @@ class OpenTelemetryListener:
     def _message(self, spans: _ChatSpans, event: MessageSent) -> None:
         if spans.turn is not None and spans.turn_agent == event.sender:
             if self.capture_content:
-                spans.turn.set_attribute("gen_ai.output.messages", _json([event.message]))
+                output = as_own(event.message)  # the agent's own message, as its model wrote it
+                spans.turn.set_attribute("gen_ai.output.messages", _json([output]))
             if not event.message.get("tool_calls"):
                 self._end_turn(spans, event.ts)
 
