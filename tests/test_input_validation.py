@@ -359,3 +359,62 @@ def test_an_agents_context_variables_must_be_a_dict_with_string_keys(context: An
     agent = ConversableAgent("user", llm_config=False)
     with pytest.raises(TypeError, match=problem):
         agent.context_variables = context
+
+
+def test_a_scripted_model_needs_a_list_of_replies():
+    with pytest.raises(TypeError, match=r"for one reply write ScriptedModel\(\[reply\]\)"):
+        ScriptedModel("Paris.")
+    with pytest.raises(TypeError, match="takes a list of replies, not NoneType"):
+        ScriptedModel(None)  # type: ignore[arg-type]
+
+
+def test_register_for_execution_used_without_its_parentheses_says_so():
+    agent = ConversableAgent("user", llm_config=False)
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with pytest.raises(TypeError, match=r"needs its parentheses: @agent.register_for_execution\(\)"):
+        agent.register_for_execution(add)  # type: ignore[arg-type]
+
+
+def test_hooks_and_reply_functions_that_return_the_wrong_thing_are_named():
+    from parley import GroupChat, GroupChatManager
+
+    def quiet(name: str) -> ConversableAgent:
+        return ConversableAgent(name, llm_config=False, human_input_mode="NEVER", default_auto_reply="ok")
+
+    with pytest.raises(TypeError, match="a hook must be callable"):
+        quiet("a").register_hook("process_last_received_message", "upper")  # type: ignore[arg-type]
+
+    def blank(content: Any) -> Any:
+        return None
+
+    listener = quiet("listener")
+    listener.register_hook("process_last_received_message", blank)
+    with pytest.raises(TypeError, match="blank must return the message's text"):
+        quiet("speaker").initiate_chat(listener, "hi", max_turns=1, silent=True)
+
+    def as_text(messages: Any) -> Any:
+        return "joined"
+
+    reader = quiet("reader")
+    reader.register_hook("process_all_messages_before_reply", as_text)
+    with pytest.raises(TypeError, match="as_text must return a list of message dicts"):
+        quiet("speaker").initiate_chat(reader, "hi", max_turns=1, silent=True)
+
+    def hello(recipient: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
+        return "hello"
+
+    replier = quiet("replier")
+    replier.register_reply([ConversableAgent, None], hello)
+    with pytest.raises(TypeError, match=r"hello must return \(final, reply\)"):
+        quiet("speaker").initiate_chat(replier, "hi", max_turns=1, silent=True)
+
+    a, b = quiet("a"), quiet("b")
+    manager = GroupChatManager(GroupChat([a, b], messages=[], max_round=3), llm_config=False)
+    with pytest.raises(ValueError, match=r"start it from the agent, a.initiate_chat\(chat_manager"):
+        manager.initiate_chat(a, message="hi", silent=True)
+
+    with pytest.raises(ValueError, match="msg_to must be 'agent' or 'user', not 'assistant'"):
+        quiet("c").run(message="hi", msg_to="assistant")

@@ -518,6 +518,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """Add a hook to one of :data:`HOOKABLE_METHODS`."""
         if hookable_method not in self.hook_lists:
             raise ValueError(f"unknown hookable method {hookable_method!r}; known: {HOOKABLE_METHODS}")
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, not {hook!r:.60}")
         if hook in self.hook_lists[hookable_method]:
             raise ValueError(f"{hook!r} is already registered for {hookable_method}")
         self.hook_lists[hookable_method].append(hook)
@@ -618,6 +620,11 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         reply."""
         for hook in self.hook_lists["process_all_messages_before_reply"]:
             messages = hook(messages)
+            if not isinstance(messages, list) or not all(isinstance(message, dict) for message in messages):
+                raise TypeError(
+                    f"the process_all_messages_before_reply hook {function_name(hook)} must return a list "
+                    f"of message dicts, not {messages!r:.80}"
+                )
         return messages
 
     def generate_reply(
@@ -650,7 +657,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         for entry, every_sender in chain:
             if every_sender or matches(entry["trigger"], sender):
                 reply_func = entry["reply_func"]
-                final, reply = reply_func(self, messages=messages, sender=sender, config=entry["config"])
+                outcome = reply_func(self, messages=messages, sender=sender, config=entry["config"])
+                if type(outcome) is not tuple or len(outcome) != 2:
+                    outcome = _reply_outcome(reply_func, outcome)
+                final, reply = outcome
                 if final:
                     if reply is None:
                         self._note_final_none(reply_func)
@@ -689,6 +699,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                     type(outcome) is _Coroutine or inspect.isawaitable(outcome)
                 ):
                     outcome = await outcome
+                if type(outcome) is not tuple or len(outcome) != 2:
+                    outcome = _reply_outcome(reply_func, outcome)
                 final, reply = outcome
                 if final:
                     if reply is None:
@@ -1013,6 +1025,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         chat_id: str | None,
         listeners: Sequence[Listener],
     ) -> Chat:
+        if recipient is not self and _is_group_manager(self) and recipient in self.groupchat.agents:  # type: ignore[attr-defined]
+            raise ValueError(
+                f"{self.name} cannot start its group chat by sending to {recipient.name}: start it from "
+                f"the agent, {recipient.name}.initiate_chat({self.name}, ...), or with "
+                "initiate_group_chat"
+            )
         if recipient.name == self.name and not (recipient is self and _is_group_manager(self)):
             raise AgentNameConflictError(
                 f"two agents in one chat share the name {self.name!r}; names must be unique"
@@ -1189,6 +1207,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """
         from parley.run_response import RunResponse
 
+        if msg_to not in ("agent", "user", None):
+            raise ValueError(f"msg_to must be 'agent' or 'user', not {msg_to!r}")
         plan = self._run_plan(
             recipient, clear_history, cache, max_turns, summary_method, summary_args, message, kwargs
         )
@@ -1226,6 +1246,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         response's ``process()`` and attributes."""
         from parley.run_response import AsyncRunResponse
 
+        if msg_to not in ("agent", "user", None):
+            raise ValueError(f"msg_to must be 'agent' or 'user', not {msg_to!r}")
         plan = self._run_plan(
             recipient, clear_history, cache, max_turns, summary_method, summary_args, message, kwargs
         )
@@ -1401,6 +1423,16 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 print(f"  {model}: {counts}")
 
 
+def _reply_outcome(reply_func: Any, outcome: Any) -> tuple[Any, Any]:
+    """A reply function's ``(final, reply)`` given as a list, or a clear error for anything else."""
+    if type(outcome) is list and len(outcome) == 2:
+        return outcome[0], outcome[1]
+    raise TypeError(
+        f"the reply function {function_name(reply_func)} must return (final, reply), such as "
+        f"(True, 'text') or (False, None), not {outcome!r:.80}"
+    )
+
+
 def _last_processed(messages: list[Message], hooks: list[Callable[..., Any]]) -> list[Message]:
     """``messages`` with the last one's content passed through ``hooks``, as AG2 does: text or multimodal
     parts, not a function call, an ``"exit"`` or a message with a ``context``."""
@@ -1413,6 +1445,11 @@ def _last_processed(messages: list[Message], hooks: list[Callable[..., Any]]) ->
     processed = content
     for hook in hooks:
         processed = hook(processed)
+        if not isinstance(processed, str | list):
+            raise TypeError(
+                f"the process_last_received_message hook {function_name(hook)} must return the message's "
+                f"text (or its list of content parts), not {processed!r:.80}"
+            )
     return messages if processed == content else [*messages[:-1], {**last, "content": processed}]
 
 

@@ -526,6 +526,11 @@ class ToolUseMixin:
         is not given here is the tool's own. ``serialize`` and ``silent_override`` are AG2's and change
         nothing here (results are always sent as text).
         """
+        if name is not None and not isinstance(name, str):
+            raise TypeError(
+                f"register_for_execution's name must be a string, not {name!r:.60}; as a decorator it "
+                "needs its parentheses: @agent.register_for_execution()"
+            )
 
         def decorator(func: Callable[..., Any]) -> Tool:
             tool = as_tool(func, name=name, description=description)

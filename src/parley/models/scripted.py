@@ -182,6 +182,11 @@ class ScriptedModel:
         record: bool = True,
         params: dict[str, Any] | None = None,
     ) -> None:
+        if isinstance(replies, str | dict) or not isinstance(replies, Iterable):
+            raise TypeError(
+                f"ScriptedModel takes a list of replies, not {type(replies).__name__} {replies!r:.60}; "
+                "for one reply write ScriptedModel([reply])"
+            )
         self._script = list(replies)
         self.params = dict(params or {})
         self._next = 0
