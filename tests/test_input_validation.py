@@ -418,3 +418,20 @@ def test_hooks_and_reply_functions_that_return_the_wrong_thing_are_named():
 
     with pytest.raises(ValueError, match="msg_to must be 'agent' or 'user', not 'assistant'"):
         quiet("c").run(message="hi", msg_to="assistant")
+
+
+def test_queues_patterns_and_function_maps_of_the_wrong_shape_are_named():
+    from parley import DefaultPattern, initiate_chats
+    from parley.exceptions import InvalidCarryOverTypeError
+
+    a = ConversableAgent("a", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok")
+    b = ConversableAgent("b", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok")
+
+    with pytest.raises(TypeError, match="chat_queue must be a list of chats"):
+        initiate_chats({"sender": a, "recipient": b, "message": "hi"})  # type: ignore[arg-type]
+    with pytest.raises(InvalidCarryOverTypeError, match=r"chat_queue\[0\]'s carryover must be a string"):
+        initiate_chats([{"sender": a, "recipient": b, "message": "hi", "max_turns": 1, "carryover": 5}])
+    with pytest.raises(TypeError, match="function_map must be a dict of functions by name, not list"):
+        ConversableAgent("c", llm_config=False, function_map=[len])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="context_variables must be a dict or ContextVariables, not str"):
+        DefaultPattern(initial_agent=a, agents=[a, b], context_variables="x")  # type: ignore[arg-type]

@@ -237,6 +237,10 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         ):
             self._offer_from_llm_config()
         if function_map:
+            if not isinstance(function_map, dict):
+                raise TypeError(
+                    f"function_map must be a dict of functions by name, not {type(function_map).__name__}"
+                )
             for tool_name, function in function_map.items():
                 self._function_map[tool_name] = as_tool(function, name=tool_name)
         if functions is not None:  # offered to the model only, as in AG2 (swarms run them: see SwarmAgent)

@@ -8,6 +8,7 @@ from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from parley.coroutines import run_sync
+from parley.exceptions import InvalidCarryOverTypeError
 from parley.messages import Message, content_str
 from parley.summary import summarize_with_model
 
@@ -104,6 +105,8 @@ def initiate_chats(
     ``chat_id.3``...: re-running the queue after a crash returns the finished chats' results and
     continues the unfinished one.
     """
+    if not isinstance(chat_queue, list):
+        raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
     with _queue_scope(store, chat_id):
         return run_sync(run_queue(chat_queue, sync=True))
 
@@ -247,6 +250,10 @@ def _prepared(entry: dict[str, Any], index: int, carried: list[str]) -> tuple[st
     """What runs ``entry``: a chat's or a swarm's arguments, with ``carried`` summaries as carryover."""
     arguments = dict(check_queue_entry(entry, index))
     carryover = arguments.pop("carryover", [])
+    if not isinstance(carryover, str | list):
+        raise InvalidCarryOverTypeError(
+            f"chat_queue[{index}]'s carryover must be a string or a list, not {type(carryover).__name__}"
+        )
     carryover = [carryover] if isinstance(carryover, str) else list(carryover)
     carryover += carried
     for queue_key in (

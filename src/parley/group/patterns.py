@@ -6,6 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from parley.context_variables import context_problem
 from parley.engine import run_sync
 from parley.events import Listener
 from parley.group.context_variables import ContextVariables
@@ -57,6 +58,8 @@ class DefaultPattern:
         self.agents = list(agents)
         self.user_agent = user_agent
         self.group_manager_args = group_manager_args or {}
+        if context_variables is not None and (problem := context_problem(context_variables)) is not None:
+            raise ValueError(problem)
         self.context_variables = (
             context_variables
             if isinstance(context_variables, ContextVariables)
