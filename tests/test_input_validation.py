@@ -435,3 +435,18 @@ def test_queues_patterns_and_function_maps_of_the_wrong_shape_are_named():
         ConversableAgent("c", llm_config=False, function_map=[len])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="context_variables must be a dict or ContextVariables, not str"):
         DefaultPattern(initial_agent=a, agents=[a, b], context_variables="x")  # type: ignore[arg-type]
+
+
+def test_a_single_condition_for_a_list_and_a_name_for_an_agent_are_named():
+    from parley import OnCondition, SwarmAgent, Tool
+    from parley.group.targets import AgentTarget
+
+    a, b = SwarmAgent("a"), SwarmAgent("b")
+    with pytest.raises(TypeError, match="add_llm_conditions takes a list of conditions, not OnCondition"):
+        a.handoffs.add_llm_conditions(OnCondition(AgentTarget(b), "to b"))  # type: ignore[arg-type]
+
+    def add(x: int) -> int:
+        return x
+
+    with pytest.raises(TypeError, match=r"Tool\.register_for_llm takes the agent to register the tool with"):
+        Tool(add).register_for_llm("assistant")

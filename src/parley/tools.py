@@ -163,10 +163,12 @@ class Tool:
 
     def register_for_llm(self, agent: Any) -> None:
         """Offer this tool to ``agent``'s model."""
+        _check_agent(agent, "register_for_llm")
         agent.register_for_llm()(self)
 
     def register_for_execution(self, agent: Any) -> None:
         """Let ``agent`` run this tool when a model calls it."""
+        _check_agent(agent, "register_for_execution")
         agent.register_for_execution()(self)
 
     def register_tool(self, agent: Any) -> None:
@@ -249,6 +251,11 @@ class Tool:
         if self.injects_call_id:
             arguments[CALL_ID_PARAMETER] = call_id
         return arguments
+
+
+def _check_agent(agent: Any, method: str) -> None:
+    if not callable(getattr(agent, method, None)):
+        raise TypeError(f"Tool.{method} takes the agent to register the tool with, not {agent!r:.60}")
 
 
 def as_tool(func: Callable[..., Any] | Tool, name: str | None = None, description: str | None = None) -> Tool:

@@ -218,7 +218,7 @@ class Handoffs:
 
     def add_llm_conditions(self, conditions: list[OnCondition]) -> Handoffs:
         """Add several LLM conditions, in order."""
-        for condition in conditions:
+        for condition in _listed(conditions, "add_llm_conditions"):
             self.add_llm_condition(condition)
         return self
 
@@ -232,7 +232,7 @@ class Handoffs:
 
     def add_context_conditions(self, conditions: list[OnContextCondition]) -> Handoffs:
         """Add several context conditions, in order."""
-        for condition in conditions:
+        for condition in _listed(conditions, "add_context_conditions"):
             self.add_context_condition(condition)
         return self
 
@@ -249,7 +249,7 @@ class Handoffs:
 
     def add_many(self, conditions: list[OnCondition | OnContextCondition]) -> Handoffs:
         """Add several handoff conditions."""
-        for condition in conditions:
+        for condition in _listed(conditions, "add_many"):
             self.add(condition)
         return self
 
@@ -328,3 +328,13 @@ def _transfer_name(target: str, taken: set[str]) -> str:
         suffix = f"_{number}"
         name, number = base[: _TOOL_NAME_LENGTH - len(suffix)] + suffix, number + 1
     return name
+
+
+def _listed(conditions: Any, method: str) -> list[Any]:
+    """``conditions`` as a list, or a clear error for a single condition or anything else."""
+    if not isinstance(conditions, list | tuple):
+        raise TypeError(
+            f"{method} takes a list of conditions, not {type(conditions).__name__}; for one condition "
+            "use the method without the s"
+        )
+    return list(conditions)
