@@ -1392,11 +1392,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
 
     def _sent_queue(self, chat_queue: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The chats of ``chat_queue``, each sent by this agent."""
-        from parley.nested import check_queue_entry
+        from parley.nested import checked_queue
 
-        if not isinstance(chat_queue, list | tuple):
-            raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
-        return [{"sender": self, **check_queue_entry(chat, index)} for index, chat in enumerate(chat_queue)]
+        return [{"sender": self, **chat} for chat in checked_queue(chat_queue)]
 
     def get_total_usage(self) -> dict[str, Any] | None:
         """Every model call this agent made since it was created or :meth:`reset`, in AG2's usage shape

@@ -105,10 +105,9 @@ def initiate_chats(
     ``chat_id.3``...: re-running the queue after a crash returns the finished chats' results and
     continues the unfinished one.
     """
-    if not isinstance(chat_queue, list):
-        raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
+    queue = checked_queue(chat_queue)
     with _queue_scope(store, chat_id):
-        return run_sync(run_queue(chat_queue, sync=True))
+        return run_sync(run_queue(queue, sync=True))
 
 
 async def a_initiate_chats(
@@ -122,7 +121,7 @@ async def a_initiate_chats(
     """
     import asyncio  # here, so that importing parley does not load it
 
-    entries = [check_queue_entry(entry, index) for index, entry in enumerate(chat_queue)]
+    entries = checked_queue(chat_queue)
     with _queue_scope(store, chat_id):
         order = _prerequisite_order(entries)
         scopes = _entry_scopes(len(entries))
@@ -237,6 +236,13 @@ def _queue_scope(store: Any, chat_id: str | None) -> Iterator[None]:
     queue_id = new_chat_id() if chat_id is None else check_chat_id(chat_id)
     with scoped(ChatScope(open_store(store), queue_id)):
         yield
+
+
+def checked_queue(chat_queue: Any) -> list[dict[str, Any]]:
+    """``chat_queue``, which must be a list (or tuple) of dicts (chats' arguments), as a list."""
+    if not isinstance(chat_queue, list | tuple):
+        raise TypeError(f"chat_queue must be a list of chats (dicts), not {type(chat_queue).__name__}")
+    return [check_queue_entry(entry, index) for index, entry in enumerate(chat_queue)]
 
 
 def check_queue_entry(entry: Any, index: int) -> dict[str, Any]:
