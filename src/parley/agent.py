@@ -1211,10 +1211,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """
         from parley.run_response import RunResponse
 
-        if msg_to not in ("agent", "user", None):
-            raise ValueError(f"msg_to must be 'agent' or 'user', not {msg_to!r}")
         plan = self._run_plan(
-            recipient, clear_history, cache, max_turns, summary_method, summary_args, message, kwargs
+            recipient, clear_history, cache, max_turns, summary_method, summary_args, message, msg_to, kwargs
         )
         executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
 
@@ -1250,10 +1248,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         response's ``process()`` and attributes."""
         from parley.run_response import AsyncRunResponse
 
-        if msg_to not in ("agent", "user", None):
-            raise ValueError(f"msg_to must be 'agent' or 'user', not {msg_to!r}")
         plan = self._run_plan(
-            recipient, clear_history, cache, max_turns, summary_method, summary_args, message, kwargs
+            recipient, clear_history, cache, max_turns, summary_method, summary_args, message, msg_to, kwargs
         )
         executor = None if recipient is not None else self._run_executor(executor_kwargs, user_input)
 
@@ -1278,9 +1274,12 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         summary_method: SummaryMethod,
         summary_args: dict[str, Any] | None,
         message: Any,
+        msg_to: str | None,
         kwargs: dict[str, Any],
     ) -> dict[str, Any]:
         check_summary_method(summary_method)
+        if msg_to not in ("agent", "user", None):
+            raise ValueError(f"msg_to must be 'agent' or 'user', not {msg_to!r}")
         plan: dict[str, Any] = {
             "message": message,
             "clear_history": clear_history,
