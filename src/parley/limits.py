@@ -23,7 +23,7 @@ budgets.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -144,7 +144,7 @@ class AnyOf(Condition):
         self.budget = any(condition.budget for condition in self.conditions)
         self.checks_messages = any(condition.checks_messages for condition in self.conditions)
 
-    def check(self, chat: Chat, spent: Spent) -> StopReason | None:
+    def check(self, chat: Chat, spent: Spent) -> StopReason | None:  # after every message: a plain loop
         for condition in self.conditions:
             if condition.checks_messages:
                 reason = condition.check(chat, spent)
@@ -153,11 +153,7 @@ class AnyOf(Condition):
         return None
 
     def before_model_call(self, spent: Spent, call: PlannedCall) -> StopReason | None:
-        for condition in self.conditions:
-            reason = condition.before_model_call(spent, call)
-            if reason is not None:
-                return reason
-        return None
+        return _first(condition.before_model_call(spent, call) for condition in self.conditions)
 
     def completion_limit(self, spent: Spent, call: PlannedCall) -> int | None:
         limits = [condition.completion_limit(spent, call) for condition in self.conditions]
@@ -165,25 +161,13 @@ class AnyOf(Condition):
         return min(known) if known else None
 
     def before_tool_calls(self, spent: Spent, count: int, agent: str) -> StopReason | None:
-        for condition in self.conditions:
-            reason = condition.before_tool_calls(spent, count, agent)
-            if reason is not None:
-                return reason
-        return None
+        return _first(condition.before_tool_calls(spent, count, agent) for condition in self.conditions)
 
     def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
-        for condition in self.conditions:
-            reason = condition.reached(spent, agent)
-            if reason is not None:
-                return reason
-        return None
+        return _first(condition.reached(spent, agent) for condition in self.conditions)
 
     def holds(self, chat: Chat, spent: Spent) -> StopReason | None:
-        for condition in self.conditions:
-            reason = condition.holds(chat, spent)
-            if reason is not None:
-                return reason
-        return None
+        return _first(condition.holds(chat, spent) for condition in self.conditions)
 
     def __repr__(self) -> str:
         return " | ".join(repr(condition) for condition in self.conditions)
@@ -229,6 +213,11 @@ class AllOf(Condition):
 
     def __repr__(self) -> str:
         return " & ".join(f"({condition!r})" for condition in self.conditions)
+
+
+def _first(reasons: Iterator[StopReason | None]) -> StopReason | None:
+    """The first reason that is not ``None`` (the conditions after it are not asked)."""
+    return next((reason for reason in reasons if reason is not None), None)
 
 
 def _all(reasons: list[StopReason | None]) -> StopReason | None:
