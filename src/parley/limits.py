@@ -227,17 +227,22 @@ def _all(reasons: list[StopReason | None]) -> StopReason | None:
     return _stop("; and ".join(reason.detail for reason in held), held[-1].agent)
 
 
-class MaxTokens(Condition):
-    """Stop before the chat's tokens (prompt and completion, all model calls) could exceed ``limit``."""
+class _Budget(Condition):
+    """A limit on spending: enforced before each call it would cross, and held once it is reached (what an
+    ``&`` asks after a message)."""
 
     budget = True
     checks_messages = False
 
-    def __init__(self, limit: int) -> None:
-        self.limit = _positive_int(limit, "MaxTokens")
-
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
         return self.reached(spent, chat.state.last_speaker)
+
+
+class MaxTokens(_Budget):
+    """Stop before the chat's tokens (prompt and completion, all model calls) could exceed ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = _positive_int(limit, "MaxTokens")
 
     def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.tokens >= self.limit:
@@ -265,20 +270,14 @@ class MaxTokens(Condition):
         return f"MaxTokens({self.limit})"
 
 
-class MaxCost(Condition):
+class MaxCost(_Budget):
     """Stop before the chat's cost could exceed ``usd`` dollars (with models whose price parley knows;
     others are checked after each call)."""
-
-    budget = True
-    checks_messages = False
 
     def __init__(self, usd: float) -> None:
         if isinstance(usd, bool) or not isinstance(usd, int | float) or not usd > 0:
             raise ValueError(f"MaxCost needs a positive number of dollars, not {usd!r}")
         self.usd = float(usd)
-
-    def check(self, chat: Chat, spent: Spent) -> StopReason | None:
-        return self.reached(spent, chat.state.last_speaker)
 
     def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.cost >= self.usd:
@@ -322,19 +321,11 @@ class MaxCost(Condition):
         return f"MaxCost({self.usd:g})"
 
 
-class MaxModelCalls(Condition):
+class MaxModelCalls(_Budget):
     """Stop before the chat makes more than ``limit`` model calls."""
-
-    budget = True
-    checks_messages = False
 
     def __init__(self, limit: int) -> None:
         self.limit = _positive_int(limit, "MaxModelCalls")
-
-    def check(self, chat: Chat, spent: Spent) -> StopReason | None:
-        """Whether the limit is reached (what ``&`` asks after a message; alone, the limit is enforced
-        before each model call)."""
-        return self.reached(spent, chat.state.last_speaker)
 
     def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.model_calls < self.limit:
@@ -348,19 +339,11 @@ class MaxModelCalls(Condition):
         return f"MaxModelCalls({self.limit})"
 
 
-class MaxToolCalls(Condition):
+class MaxToolCalls(_Budget):
     """Stop before the chat runs more than ``limit`` tool calls."""
-
-    budget = True
-    checks_messages = False
 
     def __init__(self, limit: int) -> None:
         self.limit = _positive_int(limit, "MaxToolCalls")
-
-    def check(self, chat: Chat, spent: Spent) -> StopReason | None:
-        """Whether the limit is reached (what ``&`` asks after a message; alone, the limit is enforced
-        before tool calls run)."""
-        return self.reached(spent, chat.state.last_speaker)
 
     def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         if spent.tool_calls < self.limit:
@@ -380,12 +363,9 @@ class MaxToolCalls(Condition):
         return f"MaxToolCalls({self.limit})"
 
 
-class MaxTime(Condition):
+class MaxTime(_Budget):
     """Stop once the chat has run ``seconds`` (checked before each model call and each tool call; a call
     under way is not interrupted)."""
-
-    budget = True
-    checks_messages = False
 
     def __init__(self, seconds: float) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
@@ -393,7 +373,7 @@ class MaxTime(Condition):
         self.seconds = float(seconds)
 
     def check(self, chat: Chat, spent: Spent) -> StopReason | None:
-        return self.reached(spent, None)
+        return self.reached(spent, None)  # the time ran out for the chat, not for one agent
 
     def reached(self, spent: Spent, agent: str | None) -> StopReason | None:
         elapsed = spent.elapsed
