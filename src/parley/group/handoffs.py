@@ -4,7 +4,7 @@ the context variables checked before it replies, and its after-work target."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -218,7 +218,7 @@ class Handoffs:
 
     def add_llm_conditions(self, conditions: list[OnCondition]) -> Handoffs:
         """Add several LLM conditions, in order."""
-        for condition in _listed(conditions, "add_llm_conditions"):
+        for condition in _listed(conditions, "add_llm_conditions", "add_llm_condition"):
             self.add_llm_condition(condition)
         return self
 
@@ -232,7 +232,7 @@ class Handoffs:
 
     def add_context_conditions(self, conditions: list[OnContextCondition]) -> Handoffs:
         """Add several context conditions, in order."""
-        for condition in _listed(conditions, "add_context_conditions"):
+        for condition in _listed(conditions, "add_context_conditions", "add_context_condition"):
             self.add_context_condition(condition)
         return self
 
@@ -249,7 +249,7 @@ class Handoffs:
 
     def add_many(self, conditions: list[OnCondition | OnContextCondition]) -> Handoffs:
         """Add several handoff conditions."""
-        for condition in _listed(conditions, "add_many"):
+        for condition in _listed(conditions, "add_many", "add"):
             self.add(condition)
         return self
 
@@ -330,11 +330,11 @@ def _transfer_name(target: str, taken: set[str]) -> str:
     return name
 
 
-def _listed(conditions: Any, method: str) -> list[Any]:
-    """``conditions`` as a list, or a clear error for a single condition or anything else."""
+def _listed(conditions: Any, method: str, for_one: str) -> Sequence[Any]:
+    """``conditions`` if it is a list (or tuple), else a clear error (a single condition, say)."""
     if not isinstance(conditions, list | tuple):
         raise TypeError(
             f"{method} takes a list of conditions, not {type(conditions).__name__}; for one condition "
-            "use the method without the s"
+            f"use {for_one}"
         )
-    return list(conditions)
+    return conditions
