@@ -15,7 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from parley import ConversableAgent, FunctionModel, ScriptedModel, json_text, register_function, tool_call
+from parley import (
+    ConversableAgent,
+    FunctionModel,
+    GroupChat,
+    ScriptedModel,
+    json_text,
+    register_function,
+    tool_call,
+)
 from parley.messages import MESSAGE_KEYS, to_logged, to_message
 from parley.tools import Tool
 
@@ -450,3 +458,34 @@ def test_a_single_condition_for_a_list_and_a_name_for_an_agent_are_named():
 
     with pytest.raises(TypeError, match=r"Tool\.register_for_llm takes the agent to register the tool with"):
         Tool(add).register_for_llm("assistant")
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "problem"),
+    [
+        ("system_message", 5, "system_message must be a string, a list of strings or None, not 5"),
+        ("system_message", ["Be brief.", 5], "system_message[1] must be a string, not 5"),
+        ("description", 5, "description must be a string or None, not 5"),
+        ("default_auto_reply", 5, "default_auto_reply must be a string or a message dict, not 5"),
+    ],
+)
+def test_an_agents_texts_of_the_wrong_type_are_named(parameter: str, value: Any, problem: str):
+    with pytest.raises(TypeError) as raised:
+        ConversableAgent("helper", llm_config=False, **{parameter: value})
+    assert str(raised.value) == problem
+
+
+def test_a_system_message_given_as_a_list_of_strings_is_one_per_line():
+    agent = ConversableAgent("helper", system_message=["Be brief.", "Be kind."], llm_config=False)
+    assert agent.system_message == "Be brief.\nBe kind."
+
+
+@pytest.mark.parametrize(
+    "parameter",
+    ["func_call_filter", "send_introductions", "enable_clear_history", "select_speaker_auto_verbose"],
+)
+def test_a_group_chats_switches_must_be_bools(parameter: str):
+    members = [ConversableAgent(name, llm_config=False) for name in ("a", "b")]
+    with pytest.raises(ValueError) as raised:  # "no" would have switched it on
+        GroupChat(members, messages=[], **{parameter: "no"})
+    assert str(raised.value) == f"{parameter} must be a bool, not 'no'"

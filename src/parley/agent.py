@@ -179,7 +179,17 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
                 f"max_consecutive_auto_reply must be a non-negative int, not {max_consecutive_auto_reply!r}"
             )
         if isinstance(system_message, list):
-            system_message = "\n".join(system_message)
+            system_message = _joined_system_message(system_message)
+        elif system_message is not None and not isinstance(system_message, str):
+            raise TypeError(
+                f"system_message must be a string, a list of strings or None, not {system_message!r}"
+            )
+        if description is not None and not isinstance(description, str):
+            raise TypeError(f"description must be a string or None, not {description!r}")
+        if not isinstance(default_auto_reply, str | dict):
+            raise TypeError(
+                f"default_auto_reply must be a string or a message dict, not {default_auto_reply!r}"
+            )
         system_message = system_message or ""
         super().__init__(name, system_message if description is None else description)
         self._oai_system_message: list[Message] = [{"content": system_message, "role": "system"}]
@@ -1627,3 +1637,11 @@ def _as_state_hook(function: Callable[..., Any]) -> Callable[..., Any]:
         function()
 
     return hook
+
+
+def _joined_system_message(parts: list[Any]) -> str:
+    """A system message given as a list of strings, as one string (one part per line)."""
+    for index, part in enumerate(parts):
+        if not isinstance(part, str):
+            raise TypeError(f"system_message[{index}] must be a string, not {part!r}")
+    return "\n".join(parts)

@@ -129,7 +129,7 @@ class GroupChat:
             )
         self.max_round = max_round
         self.admin_name = admin_name
-        self.func_call_filter = func_call_filter
+        self.func_call_filter = _flag("func_call_filter", func_call_filter)
         if not callable(speaker_selection_method):
             check_method(speaker_selection_method)
         self.speaker_selection_method = speaker_selection_method
@@ -143,7 +143,7 @@ class GroupChat:
                 f"not {max_retries_for_selecting_speaker!r}"
             )
         self.max_retries_for_selecting_speaker = max_retries_for_selecting_speaker
-        self.send_introductions = send_introductions
+        self.send_introductions = _flag("send_introductions", send_introductions)
         self.select_speaker_message_template = _template(
             "select_speaker_message_template", select_speaker_message_template, roles="", agentlist=""
         )
@@ -175,11 +175,7 @@ class GroupChat:
                 f"apply_transforms(messages), not {select_speaker_transform_messages!r}"
             )
         self.select_speaker_transform_messages = select_speaker_transform_messages
-        if not isinstance(select_speaker_auto_verbose, bool):
-            raise ValueError(
-                f"select_speaker_auto_verbose must be a bool, not {select_speaker_auto_verbose!r}"
-            )
-        self.select_speaker_auto_verbose = select_speaker_auto_verbose
+        self.select_speaker_auto_verbose = _flag("select_speaker_auto_verbose", select_speaker_auto_verbose)
         if select_speaker_auto_model_client_cls is not None:
             raise ValueError(
                 "select_speaker_auto_model_client_cls is not supported: parley has no AG2 model client "
@@ -189,9 +185,7 @@ class GroupChat:
         self.select_speaker_auto_model_client_cls = None
         self.select_speaker_auto_llm_config = select_speaker_auto_llm_config
         self._selector: ModelClient | None = model_client_from_llm_config(select_speaker_auto_llm_config)
-        if not isinstance(enable_clear_history, bool):
-            raise ValueError(f"enable_clear_history must be a bool, not {enable_clear_history!r}")
-        self.enable_clear_history = enable_clear_history
+        self.enable_clear_history = _flag("enable_clear_history", enable_clear_history)
         self.allow_repeat_speaker = allow_repeat_speaker
         self.allowed_or_disallowed_speaker_transitions = allowed_or_disallowed_speaker_transitions
         self.speaker_transitions_type = speaker_transitions_type
@@ -867,3 +861,10 @@ def _passed_on(message: Message, receiver: str) -> Message:
     if message.get("role") in ("tool", "function") or message.get("role") == role:
         return message
     return {**message, "role": role}
+
+
+def _flag(parameter: str, value: Any) -> bool:
+    """``value``, a ``GroupChat`` parameter that must be a bool (a string such as ``"no"`` is truthy)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{parameter} must be a bool, not {value!r}")
+    return value
