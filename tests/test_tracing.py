@@ -335,3 +335,14 @@ def test_a_trace_file_moved_away_between_chats_is_started_afresh(tmp_path: Path)
     assert {event["chat_id"] for event in read(tmp_path / "trace.1.jsonl")} == {first.chat_id}
     assert {event["chat_id"] for event in read(trace)} == {second.chat_id}
     assert read(trace)[-1]["kind"] == "chat_stopped"
+
+
+def test_a_trace_given_a_directory_is_refused_before_the_chat_starts(tmp_path: Path):
+    model = ScriptedModel(["Paris."])
+    assistant = ConversableAgent("assistant", llm_config=model)
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    with pytest.raises(ValueError, match="trace must be the path of a JSONL file, not a directory"):
+        user.initiate_chat(assistant, "The capital of France?", max_turns=1, trace=tmp_path, silent=True)
+
+    assert model.remaining == 1

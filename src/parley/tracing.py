@@ -89,6 +89,8 @@ def trace_listeners(trace: str | os.PathLike[str] | None) -> list[Listener]:
         return []
     if not isinstance(trace, str | os.PathLike):
         raise TypeError(f"trace must be the path of a JSONL file, not {trace!r}")
+    if os.path.isdir(trace):
+        raise ValueError(f"trace must be the path of a JSONL file, not a directory: {os.fspath(trace)!r}")
     return [trace_to(trace)]
 
 
