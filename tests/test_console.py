@@ -25,7 +25,15 @@ from parley import (
     initiate_swarm_chat,
     tool_call,
 )
-from parley.console import ANSI, PLAIN, TERMINAL_COLOURS, Colours, ConsolePrinter, terminal_colours
+from parley.console import (
+    ANSI,
+    PLAIN,
+    TERMINAL_COLOURS,
+    Colours,
+    ConsolePrinter,
+    release,
+    terminal_colours,
+)
 from parley.events import (
     ChatStopped,
     ContextUpdated,
@@ -382,6 +390,23 @@ def ring(handoffs: int) -> tuple[SwarmAgent, list[SwarmAgent]]:
     for i, agent in enumerate(agents):
         agent.register_hand_off(ON_CONDITION(agents[(i + 1) % 3], "next"))
     return agents[0], agents
+
+
+def test_what_is_held_for_one_output_is_written_before_text_for_another_is_held():
+    first, second = CountedWrites(), CountedWrites()
+    to_first, to_second = ConsolePrinter(first, hold=True), ConsolePrinter(second, hold=True)
+    to_first(Notice("a"))
+    to_first(Notice("b"))
+    assert first.getvalue() == ""
+
+    to_second(Notice("c"))
+    assert (first.getvalue(), first.writes) == ("\n>>>>>>>> a\n\n>>>>>>>> b\n", 1)
+    assert second.getvalue() == ""
+
+    release()
+    assert (second.getvalue(), second.writes) == ("\n>>>>>>>> c\n", 1)
+    release()
+    assert (first.writes, second.writes) == (1, 1)
 
 
 def test_a_printed_swarm_writes_each_handoff_at_once_with_the_same_text(monkeypatch):

@@ -120,28 +120,19 @@ _held_lock = threading.Lock()
 
 def release() -> None:
     """Write the text that holding consoles keep, in one write, and flush it."""
-    if not _held:
-        return
-    with _held_lock:
-        if not _held:
-            return
+    if _held:
+        with _held_lock:
+            _write_held()
+
+
+def _write_held() -> None:
+    """Write the held text to its output and flush it (with :data:`_held_lock` taken)."""
+    if _held:
         text = "".join(_held)
         _held.clear()
         out = _held_to.pop()
         out.write(text)
         out.flush()
-
-
-def _hold(out: TextIO, text: str) -> None:
-    """Keep ``text`` for ``out``, after writing what is held for another output."""
-    while True:
-        with _held_lock:
-            if not _held_to:
-                _held_to.append(out)
-            if _held_to[0] is out:
-                _held.append(text)
-                return
-        release()
 
 
 E = TypeVar("E")
@@ -274,7 +265,12 @@ class ConsolePrinter:
             self._mid_stream = False
             text = f"\n{text}"
         if self.hold:
-            _hold(out, text)
+            with _held_lock:
+                if _held_to and _held_to[0] is not out:
+                    _write_held()
+                if not _held_to:
+                    _held_to.append(out)
+                _held.append(text)
             return
         if _held:
             release()
