@@ -574,7 +574,7 @@ def _transfer_reply(
         state.handoff = None
     call_id = call.get("id")
     if chat.listeners:
-        _tell_transfer(chat, ToolOutcome(call_id, name, content), executor)
+        _tell_transfer(chat, executor, name, call_id, content)
     response = {"role": "tool", "content": content}
     if call_id is not None:
         response["tool_call_id"] = call_id
@@ -598,11 +598,12 @@ def _execution_teller(chat: Chat, executor: str) -> Callable[[str, str, str | No
     return tell
 
 
-def _tell_transfer(chat: Chat, outcome: ToolOutcome, executor: str) -> None:
-    """Tell the listeners that a transfer tool ran (its arguments are none: ``{}``) and its outcome."""
+def _tell_transfer(chat: Chat, executor: str, name: str, call_id: str | None, content: str) -> None:
+    """Tell the listeners that a transfer tool ran (its arguments are none: ``{}``) and what it said."""
     if chat.wants(ToolExecuting):
-        chat.emit(ToolExecuting(executor, outcome.name, "{}", outcome.call_id))
-    _tell_finished(chat, outcome, executor)
+        chat.emit(ToolExecuting(executor, name, "{}", call_id))
+    if chat.wants(ToolFinished):
+        chat.emit(ToolFinished(executor, name, call_id, content))
 
 
 def _tell_finished(chat: Chat, outcome: ToolOutcome, executor: str) -> None:
