@@ -378,7 +378,7 @@ class Chat:
     def _announce(self, logged: Message, speaker: ConversableAgent) -> None:
         recipient = self.peers.get(speaker) or self.host
         index = len(self.state.messages) - 1
-        self.emit(MessageSent(speaker.name, recipient.name if recipient else "", logged, index))
+        self.emit(MessageSent(speaker._name, recipient.name if recipient else "", logged, index))
 
     def record_turn(self, speaker: ConversableAgent) -> None:
         """Keep a choice of the next speaker that the log cannot tell (a model's or a human's), so that a

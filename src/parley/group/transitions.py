@@ -307,19 +307,20 @@ class HandoffRule:
         self, speaker: ConversableAgent, target: ConversableAgent, chat: Chat, via: str
     ) -> ConversableAgent:
         if chat.listeners and target is not speaker and chat.wants(Handoff):
-            chat.emit(Handoff(speaker.name, target.name, via, self._why(speaker, chat, via)))
+            chat.emit(Handoff(speaker._name, target._name, via, self._why(speaker, chat, via)))
         return target
 
     def _why(self, speaker: ConversableAgent, chat: Chat, via: str) -> str:
         """Why a handoff happened: the tool that asked for it (and its condition), or whose after-work."""
+        name = speaker._name
         if via == "handoff":
             tool = speaker.handoffs.tools_by_name.get(chat.handoff_tool)
             if tool is not None:
-                return f"{speaker.name} called {tool.name}: {tool.description}"
-            return f"{speaker.name}'s tool {chat.handoff_tool} handed off"
+                return f"{name} called {tool.name}: {tool.description}"
+            return f"{name}'s tool {chat.handoff_tool} handed off"
         if speaker.handoffs.after_work is not None:
-            return f"{speaker.name} replied without handing off; its after-work goes on"
-        return f"{speaker.name} replied without handing off; the chat's after-work goes on"
+            return f"{name} replied without handing off; its after-work goes on"
+        return f"{name} replied without handing off; the chat's after-work goes on"
 
     def _call(
         self, target: FunctionTarget, speaker: ConversableAgent, chat: Chat, via: str
