@@ -812,3 +812,22 @@ def test_an_agent_added_after_a_first_chat_takes_its_turn_in_the_next(abc, quiet
     abc[0].initiate_chat(manager, "again", silent=True)
 
     assert names(manager) == ["a", "d", "b"]
+
+
+def test_the_first_message_is_logged_under_its_sender_whatever_name_it_carries(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=3)
+
+    a.initiate_chat(manager, message={"content": "Please review the plan.", "name": "b"}, silent=True)
+
+    assert [m["name"] for m in manager.groupchat.messages] == ["a", "b", "c"]
+    assert b.chat_messages[manager][0]["name"] == "a"  # b's model must not think it said it
+
+
+def test_run_chat_logs_the_last_message_under_its_sender(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=2)
+
+    manager.run_chat([{"content": "Go.", "role": "user", "name": "c"}], sender=a)
+
+    assert [m["name"] for m in manager.groupchat.messages] == ["a", "b"]

@@ -1086,8 +1086,13 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             agent._joined(chat)
         if chat.state.rounds == 0 and max_turns != 0 and message is not None:
             initial = self._initial_message(message, recipient, opening.kwargs)
-            chat.append(self._outgoing(initial, chat.peers[self], chat.silent), self)
+            outgoing = self._outgoing(initial, chat.peers[self], chat.silent)
+            chat.append(recipient._first_message_from(self, outgoing), self)
         return chat
+
+    def _first_message_from(self, sender: ConversableAgent, message: Any) -> Any:
+        """The first message of a chat ``sender`` starts with this agent, as the chat logs it."""
+        return message
 
     def _initial_message(self, message: Any, recipient: ConversableAgent, kwargs: dict[str, Any]) -> Any:
         if callable(message) and not isinstance(message, str | dict):

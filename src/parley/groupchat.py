@@ -616,8 +616,13 @@ class GroupChatManager(ConversableAgent):
         if not messages:
             raise ValueError("run_chat needs the messages so far: the last one starts the group chat")
         chat = self._chat_started_by(sender, max_turns=None, clear_history=False, silent=self._silent)
-        chat.append(messages[-1], sender)
+        chat.append(self._first_message_from(sender, messages[-1]), sender)
         return chat
+
+    def _first_message_from(self, sender: ConversableAgent, message: Any) -> Any:
+        """The first message, as the group logs it: under its sender's name, whatever name it had (as every
+        member's reply is)."""
+        return speaker_named(message, sender) if type(message) is dict else message
 
     def _chat_started_by(
         self,
