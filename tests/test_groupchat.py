@@ -831,3 +831,56 @@ def test_run_chat_logs_the_last_message_under_its_sender(abc):
     manager.run_chat([{"content": "Go.", "role": "user", "name": "c"}], sender=a)
 
     assert [m["name"] for m in manager.groupchat.messages] == ["a", "b"]
+
+
+def test_a_message_sent_to_the_manager_after_a_group_chat_continues_it(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=3)
+    a.initiate_chat(manager, message="first", silent=True)
+
+    a.send("second", manager, silent=True)
+
+    said = [(m["name"], m["content"]) for m in manager.groupchat.messages]
+    assert said == [
+        ("a", "first"),
+        ("b", "B-says"),
+        ("c", "C-says"),
+        ("a", "second"),
+        ("b", "B-says"),
+        ("c", "C-says"),
+    ]
+    assert [m["content"] for m in b.chat_messages[manager]][-3:] == ["second", "B-says", "C-says"]
+
+
+def test_a_message_sent_to_the_manager_without_asking_for_a_reply_is_only_kept(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=3)
+    a.initiate_chat(manager, message="first", silent=True)
+
+    a.send("a note", manager, request_reply=False, silent=True)
+
+    assert [m["content"] for m in manager.groupchat.messages] == ["first", "B-says", "C-says"]
+    assert a.chat_messages[manager][-1]["content"] == "a note"
+
+
+def test_a_send_to_the_manager_continues_the_group_chat_too(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=2)
+
+    async def talk() -> None:
+        await a.a_initiate_chat(manager, message="first", silent=True)
+        await a.a_send("second", manager, silent=True)
+
+    asyncio.run(talk())
+
+    assert [m["content"] for m in manager.groupchat.messages] == ["first", "B-says", "second", "B-says"]
+
+
+def test_after_a_group_chat_of_max_turns_a_sent_message_is_only_kept(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=3)
+    a.initiate_chat(manager, message="first", max_turns=1, silent=True)
+
+    a.send("second", manager, silent=True)
+
+    assert "second" not in [m["content"] for m in manager.groupchat.messages]

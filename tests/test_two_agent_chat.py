@@ -530,3 +530,13 @@ def test_initiate_chats_from_an_agent_and_its_usage(quiet_agent):
         "m": {"cost": 1.0, "prompt_tokens": 6, "completion_tokens": 4, "total_tokens": 10},
     }
     assert writer.get_actual_usage()["total_cost"] == 1.0
+
+
+def test_a_message_sent_with_request_reply_false_gets_no_reply_after_a_chat():
+    a = ConversableAgent("a", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+    b = ConversableAgent("b", llm_config=False, human_input_mode="NEVER", default_auto_reply="TERMINATE")
+    a.initiate_chat(b, message="hi", silent=True)  # both reply on receive afterwards
+
+    a.send("a note", b, request_reply=False, silent=True)
+
+    assert [m["content"] for m in b.chat_messages[a]][-2:] == ["TERMINATE", "a note"]

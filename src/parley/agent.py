@@ -819,8 +819,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self._send_to_protocol_agent(message, recipient)
             recipient.receive(message, self, request_reply, silent)
             return
-        chat = self._raw_chat(recipient, request_reply, silent)
-        chat.append(to_message(message), self)
+        chat = recipient._chat_for_sent(self, request_reply, silent)
+        chat.append(recipient._first_message_from(self, to_message(message)), self)
         chat.play()
 
     async def a_send(
@@ -836,8 +836,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self._send_to_protocol_agent(message, recipient)
             await recipient.a_receive(message, self, request_reply, silent)
             return
-        chat = self._raw_chat(recipient, request_reply, silent)
-        chat.append(to_message(message), self)
+        chat = recipient._chat_for_sent(self, request_reply, silent)
+        chat.append(recipient._first_message_from(self, to_message(message)), self)
         await chat.a_play()
 
     def receive(
@@ -896,11 +896,15 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             return None
         return self.generate_reply(self._view(sender).messages, sender)
 
+    def _chat_for_sent(
+        self, sender: ConversableAgent, request_reply: bool | None, silent: bool | None
+    ) -> Chat:
+        """The chat a message ``sender`` sends this agent goes on in: their latest conversation."""
+        return sender._raw_chat(self, request_reply, silent)
+
     def _raw_chat(self, recipient: ConversableAgent, request_reply: bool | None, silent: bool | None) -> Chat:
-        requested = (
-            request_reply if request_reply is not None else recipient.reply_at_receive.get(self, False)
-        )
-        rule = RepliesOnReceive(self, recipient, requested=bool(requested))
+        requested = None if request_reply is None else bool(request_reply)
+        rule = RepliesOnReceive(self, recipient, requested=requested)
         return self._conversation(recipient, rule, silent)
 
     def _received(

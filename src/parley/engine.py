@@ -836,15 +836,16 @@ class RepliesOnReceive(Alternating):
 
     __slots__ = ("requested",)
 
-    def __init__(self, first: ConversableAgent, second: ConversableAgent, *, requested: bool) -> None:
+    def __init__(self, first: ConversableAgent, second: ConversableAgent, *, requested: bool | None) -> None:
         super().__init__(first, second)
         self.requested = requested
+        """Whether the first message asks for a reply (``None``: as its recipient replies on receive)."""
 
     def next_speaker(self, chat: Chat) -> ConversableAgent | StopReason:
         speaker = self.second if chat.last_speaker is self.first else self.first
-        if self.requested:
-            self.requested = False
+        first_reply, self.requested = self.requested, None
+        if first_reply is True or (first_reply is None and speaker.reply_at_receive[chat.peers[speaker]]):
             return speaker
-        if speaker.reply_at_receive[chat.peers[speaker]]:
-            return speaker
+        if first_reply is False:
+            return StopReason(StopKind.NO_NEXT_SPEAKER, "no reply was requested", speaker.name)
         return StopReason(StopKind.NO_NEXT_SPEAKER, f"{speaker.name} does not reply on receive", speaker.name)

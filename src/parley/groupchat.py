@@ -619,6 +619,17 @@ class GroupChatManager(ConversableAgent):
         chat.append(self._first_message_from(sender, messages[-1]), sender)
         return chat
 
+    def _chat_for_sent(
+        self, sender: ConversableAgent, request_reply: bool | None, silent: bool | None
+    ) -> Chat:
+        """A message sent to the manager that asks for a reply (``request_reply``, else as the manager
+        replies on receive: after a group chat with ``sender``) continues the group chat, as AG2's
+        ``send`` does; one that does not is only kept in the two agents' conversation."""
+        requested = request_reply if request_reply is not None else self.reply_at_receive.get(sender, False)
+        if not requested:
+            return super()._chat_for_sent(sender, False, silent)
+        return self._chat_started_by(sender, max_turns=None, clear_history=False, silent=bool(silent))
+
     def _first_message_from(self, sender: ConversableAgent, message: Any) -> Any:
         """The first message, as the group logs it: under its sender's name, whatever name it had (as every
         member's reply is)."""
@@ -646,6 +657,7 @@ class GroupChatManager(ConversableAgent):
             participants[initiator] = self
         for agent in participants:
             agent.reply_at_receive[self] = True
+        self.reply_at_receive[initiator] = max_turns is None  # as AG2, after a chat of max_turns: False
         if self._last_chat is not None and self._last_chat.running:
             log: list[Message] = [] if clear_history else list(groupchat.messages)
         else:
