@@ -884,3 +884,45 @@ def test_after_a_group_chat_of_max_turns_a_sent_message_is_only_kept(abc):
     a.send("second", manager, silent=True)
 
     assert "second" not in [m["content"] for m in manager.groupchat.messages]
+
+
+def test_resetting_the_manager_forgets_the_group_chats_messages(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=2)
+    a.initiate_chat(manager, message="old topic", silent=True)
+
+    manager.reset()
+    a.initiate_chat(manager, message="new topic", clear_history=False, silent=True)
+
+    assert [m["content"] for m in manager.groupchat.messages] == ["new topic", "B-says"]
+
+
+def test_clearing_the_managers_history_forgets_its_conversations(abc):
+    a, b, c = abc
+    manager = group([a, b, c], max_round=2)
+    a.initiate_chat(manager, message="hello", silent=True)
+
+    manager.clear_history()
+
+    assert dict(manager.chat_messages) == {}
+    with pytest.raises(KeyError):
+        manager.last_message(a)
+    assert [m["content"] for m in manager.groupchat.messages] == ["hello", "B-says"]  # kept, as in AG2
+
+
+def test_a_manager_cannot_be_a_member_of_another_group_chat(abc):
+    a, b, c = abc
+    inner = GroupChatManager(GroupChat([b, c], messages=[]), name="inner", llm_config=False)
+
+    with pytest.raises(
+        ValueError, match=r"agents\[1\] is the GroupChatManager 'inner'.*register_nested_chats"
+    ):
+        GroupChat([a, inner], messages=[])
+
+
+def test_a_selection_function_returning_an_agents_name_is_told_to_return_the_agent(abc):
+    a, b, c = abc
+    manager = group([a, b, c], speaker_selection_method=lambda last, groupchat: "b")
+
+    with pytest.raises(ValueError, match="returned 'b', the name of an agent: return the agent itself"):
+        a.initiate_chat(manager, message="hello", silent=True)

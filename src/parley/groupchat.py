@@ -120,6 +120,13 @@ class GroupChat:
             raise TypeError(f"agents must be a list of agents, not {type(agents).__name__}")
         self.agents: list[ConversableAgent] = agents if isinstance(agents, list) else list(agents)
         self.check_agents()
+        for index, agent in enumerate(self.agents):
+            if isinstance(agent, GroupChatManager):
+                raise ValueError(
+                    f"agents[{index}] is the GroupChatManager {agent.name!r}: a group chat's manager cannot "
+                    "be a member of another group chat; to run a group inside a group, give a member a "
+                    "nested chat with that manager (register_nested_chats)"
+                )
         if messages is not None and not isinstance(messages, list):
             raise TypeError(f"messages must be a list of message dicts, not {type(messages).__name__}")
         self.messages: list[Message] = [] if messages is None else messages
@@ -580,6 +587,22 @@ class GroupChatManager(ConversableAgent):
         if chat is not None and any(peer is self for peer in chat.peers.values()):
             return chat.state.messages
         return self._groupchat.messages
+
+    def reset(self) -> None:
+        """Forget all conversations, counters and usage, and the group chat's messages (as AG2)."""
+        super().reset()
+        self._groupchat.reset()
+
+    def clear_history(
+        self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
+    ) -> None:
+        """Forget the conversation with ``recipient`` (with everyone, if None): with everyone, the
+        latest group chat is forgotten too (:attr:`chat_messages` is empty); its ``groupchat.messages``
+        are kept, as AG2 keeps them."""
+        super().clear_history(recipient, nr_messages_to_preserve)
+        chat = self._last_chat
+        if recipient is None and not nr_messages_to_preserve and chat is not None and not chat.running:
+            self._last_chat = None
 
     def run_chat(
         self,

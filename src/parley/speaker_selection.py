@@ -263,6 +263,12 @@ class SpeakerSelection:
                     f"({type(picked).__name__}); it must return an agent of the group chat, a method name "
                     f"from {list(SPEAKER_SELECTION_METHODS)}, or None to end the chat"
                 )
+            if picked.lower() not in SPEAKER_SELECTION_METHODS and picked in groupchat.agent_names:
+                raise ValueError(
+                    f"speaker_selection_method {_function_name(method)} returned {picked!r}, the name of an "
+                    f"agent: return the agent itself (groupchat.agent_by_name({picked!r})), a method name "
+                    f"from {list(SPEAKER_SELECTION_METHODS)}, or None to end the chat"
+                )
             name = check_method(picked, source=f"speaker_selection_method {_function_name(method)} returned")
         elif method is self._method:
             name = self._method_name
