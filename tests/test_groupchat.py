@@ -913,11 +913,12 @@ def test_clearing_the_managers_history_forgets_its_conversations(abc):
 def test_a_manager_cannot_be_a_member_of_another_group_chat(abc):
     a, b, c = abc
     inner = GroupChatManager(GroupChat([b, c], messages=[]), name="inner", llm_config=False)
+    outer = group([a, inner], max_round=3)
 
     with pytest.raises(
         ValueError, match=r"agents\[1\] is the GroupChatManager 'inner'.*register_nested_chats"
     ):
-        GroupChat([a, inner], messages=[])
+        a.initiate_chat(outer, message="hello", silent=True)
 
 
 def test_a_selection_function_returning_an_agents_name_is_told_to_return_the_agent(abc):

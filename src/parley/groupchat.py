@@ -120,13 +120,6 @@ class GroupChat:
             raise TypeError(f"agents must be a list of agents, not {type(agents).__name__}")
         self.agents: list[ConversableAgent] = agents if isinstance(agents, list) else list(agents)
         self.check_agents()
-        for index, agent in enumerate(self.agents):
-            if isinstance(agent, GroupChatManager):
-                raise ValueError(
-                    f"agents[{index}] is the GroupChatManager {agent.name!r}: a group chat's manager cannot "
-                    "be a member of another group chat; to run a group inside a group, give a member a "
-                    "nested chat with that manager (register_nested_chats)"
-                )
         if messages is not None and not isinstance(messages, list):
             raise TypeError(f"messages must be a list of message dicts, not {type(messages).__name__}")
         self.messages: list[Message] = [] if messages is None else messages
@@ -671,6 +664,7 @@ class GroupChatManager(ConversableAgent):
     ) -> Chat:
         groupchat = self._groupchat
         groupchat.check_agents()
+        _check_no_managers(groupchat.agents)
         participants: dict[ConversableAgent, Agent] = dict.fromkeys(groupchat.agents, self)
         if initiator not in participants:
             if initiator.name in groupchat.agent_names:
@@ -908,3 +902,14 @@ def _flag(parameter: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{parameter} must be a bool, not {value!r}")
     return value
+
+
+def _check_no_managers(agents: list[ConversableAgent]) -> None:
+    """Fail if a member of a group chat about to run is itself a group chat's manager."""
+    for index, agent in enumerate(agents):
+        if isinstance(agent, GroupChatManager):
+            raise ValueError(
+                f"agents[{index}] is the GroupChatManager {agent.name!r}: a group chat's manager cannot "
+                "speak as a member of another group chat; to run a group inside a group, give a member a "
+                "nested chat with that manager (register_nested_chats)"
+            )
