@@ -927,3 +927,15 @@ def test_a_selection_function_returning_an_agents_name_is_told_to_return_the_age
 
     with pytest.raises(ValueError, match="returned 'b', the name of an agent: return the agent itself"):
         a.initiate_chat(manager, message="hello", silent=True)
+
+
+def test_allow_repeat_speaker_set_after_the_group_chat_is_built_is_followed(abc):
+    a, b, c = abc
+    groupchat = GroupChat([a, b, c], messages=[], max_round=12, speaker_selection_method="random")
+
+    groupchat.allow_repeat_speaker = False
+    a.initiate_chat(GroupChatManager(groupchat, llm_config=False), message="hi", silent=True)
+
+    said = [message["name"] for message in groupchat.messages]
+    assert len(said) == 12
+    assert all(first != second for first, second in itertools.pairwise(said))

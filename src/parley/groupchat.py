@@ -186,10 +186,21 @@ class GroupChat:
         self.select_speaker_auto_llm_config = select_speaker_auto_llm_config
         self._selector: ModelClient | None = model_client_from_llm_config(select_speaker_auto_llm_config)
         self.enable_clear_history = _flag("enable_clear_history", enable_clear_history)
-        self.allow_repeat_speaker = allow_repeat_speaker
+        self._allow_repeat_speaker = allow_repeat_speaker
         self.allowed_or_disallowed_speaker_transitions = allowed_or_disallowed_speaker_transitions
         self.speaker_transitions_type = speaker_transitions_type
         self.allowed_speaker_transitions_dict: dict[Agent, list[ConversableAgent]] = self._transitions()
+
+    @property
+    def allow_repeat_speaker(self) -> bool | list[ConversableAgent] | None:
+        """Whether an agent may speak twice in a row (or which agents may). Setting it after the group
+        chat is built changes who may speak next from then on."""
+        return self._allow_repeat_speaker
+
+    @allow_repeat_speaker.setter
+    def allow_repeat_speaker(self, allow: bool | list[ConversableAgent] | None) -> None:
+        self._allow_repeat_speaker = allow
+        self.allowed_speaker_transitions_dict = self._transitions()
 
     _defaults: dict[str, Any] | None = None
     """The attributes of a group chat of no agents with every parameter at its default (made once)."""
@@ -241,7 +252,7 @@ class GroupChat:
             kind = self.speaker_transitions_type = kind.lower()  # type: ignore[assignment]
         if graph is None:
             if repeat is None:
-                repeat = self.allow_repeat_speaker = True
+                repeat = self._allow_repeat_speaker = True
             if repeat is True:
                 return {agent: list(self.agents) for agent in self.agents}
             repeaters = self._members("allow_repeat_speaker", repeat) if isinstance(repeat, list) else []
