@@ -378,3 +378,18 @@ def test_manual_in_an_async_chat_awaits_an_async_human(abc):
 
     assert speakers(result) == ["a", "c"]
     assert prompts == [MENU]
+
+
+def test_auto_reads_a_message_replaced_in_the_groups_messages(abc):
+    a, b, _ = abc
+    manager, model = auto_group(abc, ["b", "c"], max_round=3)
+
+    def redact(recipient: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
+        manager.groupchat.messages[0] = {"content": "[REDACTED]", "role": "user", "name": "a"}
+        return False, None
+
+    b.register_reply([Agent, None], redact)
+    a.initiate_chat(manager, "my password is hunter2", silent=True)
+
+    conversation = [message["content"] for message in model.requests[1].messages[1:-1]]
+    assert conversation == ["[REDACTED]", "B-says"]

@@ -443,17 +443,29 @@ class AutoSelection:
         self.groupchat = groupchat
         self.manager = manager
         self.transcript: list[Message] = []
+        self._sources: list[Message] = []
+        """The log's messages the transcript's were made from, one for one."""
         self._read = 0
 
     def forget(self, keep: int = 0) -> None:
         """Forget the conversation read so far, but its ``keep`` latest messages (a cleared history)."""
         self.transcript = self.transcript[-keep:] if keep else []
+        self._sources = self._sources[-keep:] if keep else []
 
     def conversation(self, log: list[Message]) -> list[Message]:
-        """The conversation as the model reads it, brought up to date with the new messages only."""
+        """The conversation as the model reads it, brought up to date with the new messages and with the
+        messages replaced in the log (a message redacted in ``groupchat.messages``, say)."""
         if len(log) < self._read:
-            self.transcript, self._read = [], 0
-        self.transcript.extend(_as_text(message) for message in log[self._read :])
+            self.transcript, self._sources, self._read = [], [], 0
+        start = self._read - len(self._sources)
+        for index, source in enumerate(self._sources):
+            message = log[start + index]
+            if message is not source:
+                self._sources[index] = message
+                self.transcript[index] = _as_text(message)
+        new = log[self._read :]
+        self._sources.extend(new)
+        self.transcript.extend(map(_as_text, new))
         self._read = len(log)
         return self.transcript
 
