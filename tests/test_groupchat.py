@@ -939,3 +939,17 @@ def test_allow_repeat_speaker_set_after_the_group_chat_is_built_is_followed(abc)
     said = [message["name"] for message in groupchat.messages]
     assert len(said) == 12
     assert all(first != second for first, second in itertools.pairwise(said))
+
+
+def test_reply_functions_and_hooks_registered_on_a_manager_warn_that_the_group_chat_ignores_them(abc):
+    manager = group(abc)
+
+    def guard(recipient: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
+        return True, "Refused."
+
+    with pytest.warns(UserWarning, match="guard is registered on the GroupChatManager 'chat_manager'"):
+        manager.register_reply([Agent, None], guard)
+    with pytest.warns(UserWarning, match="process_message_before_send hook is registered on the Group"):
+        manager.register_hook(
+            "process_message_before_send", lambda sender, message, recipient, silent: message
+        )

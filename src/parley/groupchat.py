@@ -31,6 +31,7 @@ from parley.messages import Message, as_own, content_str, flatten_for_model, to_
 from parley.models.base import ModelClient
 from parley.models.config import model_client_from_llm_config
 from parley.records import FrozenRecord
+from parley.reply_chain import function_name
 from parley.speaker_selection import (
     DEFAULT_SELECT_SPEAKER_AUTO_MULTIPLE_TEMPLATE,
     DEFAULT_SELECT_SPEAKER_AUTO_NONE_TEMPLATE,
@@ -591,6 +592,30 @@ class GroupChatManager(ConversableAgent):
         if chat is not None and any(peer is self for peer in chat.peers.values()):
             return chat.state.messages
         return self._groupchat.messages
+
+    def register_reply(self, trigger: Any, reply_func: Any, *args: Any, **kwargs: Any) -> None:
+        """As :meth:`ConversableAgent.register_reply`, with a warning: the manager runs its group chat
+        itself, so a reply function registered on it is only consulted when the manager answers outside
+        a group chat (AG2 consults it before every group chat run)."""
+        warnings.warn(
+            f"{function_name(reply_func)} is registered on the GroupChatManager {self.name!r}, which runs "
+            "its group chat itself and does not call it there (AG2 calls it before running the group "
+            "chat). Register it on the group's agents, or follow the chat with listeners=",
+            stacklevel=2,
+        )
+        super().register_reply(trigger, reply_func, *args, **kwargs)
+
+    def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
+        """As :meth:`ConversableAgent.register_hook`, with a warning: the group chat passes its messages
+        to the members itself, so the manager's hooks do not see them (AG2 calls its
+        ``process_message_before_send`` for every message it passes on)."""
+        super().register_hook(hookable_method, hook)
+        warnings.warn(
+            f"a {hookable_method} hook is registered on the GroupChatManager {self.name!r}, whose group "
+            "chat passes messages to the members itself: the hook does not see them. Register it on the "
+            "group's agents",
+            stacklevel=2,
+        )
 
     def reset(self) -> None:
         """Forget all conversations, counters and usage, and the group chat's messages (as AG2)."""
