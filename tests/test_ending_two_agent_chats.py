@@ -410,3 +410,22 @@ async def test_async_max_turns(quiet_agent):
 
     assert speakers(result) == ["agent_a", "agent_b", "agent_a", "agent_b"]
     assert result.stop_reason.kind is StopKind.MAX_TURNS
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_exit_typed_for_the_first_message_ends_the_chat_before_anything_is_said(quiet_agent, run_async):
+    agent_a = quiet_agent("agent_a", human_input_mode="ALWAYS")
+    model = ScriptedModel(["never asked"])
+    agent_b = ConversableAgent("agent_b", llm_config=model, human_input_mode="NEVER")
+    the_human = human(agent_a, "exit")
+
+    if run_async:
+        result = asyncio.run(agent_a.a_initiate_chat(agent_b, silent=True))
+    else:
+        result = agent_a.initiate_chat(agent_b, silent=True)
+
+    assert the_human.prompts == [">"]
+    assert result.chat_history == []
+    assert result.stop_reason.kind is StopKind.HUMAN_EXIT
+    assert result.stop_reason.agent == "agent_a"
+    assert model.remaining == 1

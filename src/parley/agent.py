@@ -999,7 +999,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
                 if chat.state.rounds == 0 and message is None and max_turns != 0:
-                    chat.append(run_sync(self._initial_from_human(chat, kwargs, sync=True)), self)
+                    first = run_sync(self._initial_from_human(chat, kwargs, sync=True))
+                    if first is not None:
+                        chat.append(first, self)
                 chat.play()
             return run_sync(self._close_chat(chat, recipient, opening, sync=True))
 
@@ -1031,7 +1033,9 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             chat = self._open_chat(recipient, opening, durable, chat_id, listeners)
             if not (durable is not None and durable.finished):
                 if chat.state.rounds == 0 and message is None and max_turns != 0:
-                    chat.append(await self._initial_from_human(chat, kwargs, sync=False), self)
+                    first = await self._initial_from_human(chat, kwargs, sync=False)
+                    if first is not None:
+                        chat.append(first, self)
                 await chat.a_play()
             return await self._close_chat(chat, recipient, opening, sync=False)
 
@@ -1136,7 +1140,14 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         return _with_carryover(message, kwargs.get("carryover"))
 
     async def _initial_from_human(self, chat: Chat, kwargs: dict[str, Any], *, sync: bool) -> Any:
+        """The first message, asked of the human; ``None`` if they typed ``exit``, which ends the chat."""
         reply = await self._ask_human(">", sync, chat)
+        if reply == "exit":
+            stop = StopReason(
+                StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
+            )
+            chat.stop(stop)
+            return None
         return _with_carryover(reply, kwargs.get("carryover"))
 
     def _chat_started_by(
