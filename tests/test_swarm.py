@@ -225,7 +225,7 @@ def test_after_work_function_gets_the_seeds_four_arguments():
 
     assert turns(result) == [None, "a", "b"]
     assert seen == [("a", 2, ["a", "b"], {"k": 1}), ("b", 3, ["a", "b"], {"k": 1})]
-    assert result.stop_reason.kind is StopKind.NO_NEXT_SPEAKER
+    assert result.stop_reason.kind is StopKind.TERMINATE_TARGET  # "return None to terminate"
     assert "route returned None" in result.stop_reason.detail
 
 

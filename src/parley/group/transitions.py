@@ -331,8 +331,8 @@ class HandoffRule:
         arguments: list[Any] = [speaker, chat.messages, self.manager.groupchat, chat.context_variables]
         result = function(*arguments[: _positional_count(function)])
         if result is None:
-            return StopReason(
-                StopKind.NO_NEXT_SPEAKER,
+            return StopReason(  # "return None to terminate", the swarm's documentation says
+                StopKind.TERMINATE_TARGET,
                 f"{speaker.name}'s {via} function {target.display_name()} returned None",
                 speaker.name,
             )
