@@ -387,7 +387,7 @@ def test_thresholds_are_put_back_when_the_last_of_two_batches_at_once_ends(gc_th
     assert gc.get_threshold() == (700, 10, 10)
 
 
-@pytest.mark.parametrize("gc_threshold", [0, 100_000], indirect=True)
+@pytest.mark.parametrize("gc_threshold", [0, 500_000], indirect=True)
 def test_a_threshold_of_the_users_own_off_or_higher_is_left_alone(gc_threshold: int):
     assert thresholds_seen(2) == [(gc_threshold, 10, 10)] * 2
     assert gc.get_threshold() == (gc_threshold, 10, 10)

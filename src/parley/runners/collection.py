@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-BATCH_THRESHOLD = 50_000
+BATCH_THRESHOLD = 200_000
 """The allocations between two collections of the youngest generation while a batch runs."""
 
 _lock = threading.Lock()
