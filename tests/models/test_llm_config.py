@@ -38,7 +38,7 @@ HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content":
 # fallback -------------------------------------------------------------------------------------------
 
 
-def test_the_next_config_answers_when_one_fails(server, backup):
+def test_the_next_config_answers_when_one_fails(server, backup, caplog):
     server.script(server_error(500))
     backup.script(completion("from the backup", model="backup-model"))
     client = ConfigListClient(
@@ -56,6 +56,10 @@ def test_the_next_config_answers_when_one_fails(server, backup):
     assert response.model == "backup-model"
     assert [r.body["model"] for r in server.requests] == ["primary"]
     assert backup.requests[0].headers["authorization"] == "Bearer y"
+    [warning] = [record for record in caplog.records if record.name == "parley.models"]
+    assert warning.levelname == "WARNING"
+    assert warning.getMessage().startswith(f"the model primary at {server.url} failed (")
+    assert warning.getMessage().endswith("trying the next config")
 
 
 def test_an_unreachable_server_falls_through_to_the_next_config(backup):

@@ -403,6 +403,8 @@ class ConfigListClient:
             except Exception as error:
                 failures.append(self._failure(index, error))
                 _tell_sink_broken_off()
+                if index != order[-1]:
+                    _warn_of_fallback(*failures[-1])
                 continue
             self._store(index, keys, caches, response)
             return response
@@ -490,6 +492,19 @@ class ConfigListClient:
         secrets = (config.get("api_key"), config.get("azure_ad_token"), *getattr(client, "secrets", ()))
         endpoint = redact(str(getattr(client, "endpoint", None) or endpoint_of(config)), secrets)
         return str(config.get("model")), endpoint, redact_error(error, secrets)
+
+
+def _warn_of_fallback(model: str, endpoint: str, error: Exception) -> None:
+    """Log, as a warning of ``parley.models``, that a config failed and the next one is tried."""
+    import logging  # only when a config fails
+
+    logging.getLogger("parley.models").warning(
+        "the model %s at %s failed (%s: %s); trying the next config",
+        model,
+        endpoint,
+        type(error).__name__,
+        error,
+    )
 
 
 def endpoint_of(config: dict[str, Any]) -> str:
