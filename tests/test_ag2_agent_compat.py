@@ -793,3 +793,24 @@ def test_get_chat_results_returns_the_last_queue_of_chats():
 
     assert sender.get_chat_results() is results
     assert sender.get_chat_results(1).summary == "two"
+
+
+def test_print_usage_summary_takes_ag2s_mode(capsys: pytest.CaptureFixture[str]):
+    assistant = ConversableAgent(
+        "assistant", llm_config=ScriptedModel(["one"], cost=0.5), human_input_mode="NEVER"
+    )
+    quiet("user").initiate_chat(assistant, "task", max_turns=1, silent=True)
+
+    assistant.print_usage_summary()
+    both = capsys.readouterr().out
+    assistant.print_usage_summary(mode="actual")
+    actual = capsys.readouterr().out
+    assistant.print_usage_summary(mode=["total"])
+    total = capsys.readouterr().out
+
+    assert "usage without the calls answered from a cache: cost 0.5" in both
+    assert "usage with the calls answered from a cache: cost 0.5" in both
+    assert "without the calls" in actual and "with the calls" not in actual
+    assert "with the calls" in total and "without the calls" not in total
+    with pytest.raises(ValueError, match="mode must be 'actual', 'total' or a list of them, not 'all'"):
+        assistant.print_usage_summary(mode="all")

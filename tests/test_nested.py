@@ -413,3 +413,41 @@ def test_a_reply_function_of_your_own_runs_the_nested_chats():
             reply_func_from_nested_chats=my_nested_reply,
             use_async=True,
         )
+
+
+def test_a_nested_chats_message_function_gets_the_config_given_at_registration():
+    inner_model = ScriptedModel(["Bonjour."])
+    inner = ConversableAgent("inner", llm_config=inner_model, human_input_mode="NEVER")
+    boss, user = quiet("boss"), quiet("user")
+
+    def message(recipient: Any, messages: Any, sender: Any, config: Any) -> str:
+        return f"Translate into {config['language']}: {messages[-1]['content']}"
+
+    boss.register_nested_chats(
+        [{"recipient": inner, "message": message, "max_turns": 1, "silent": True}],
+        trigger=user,
+        config={"language": "French"},
+    )
+    user.initiate_chat(boss, message="good morning", max_turns=1, silent=True)
+
+    assert inner_model.requests[0].messages[-1]["content"] == "Translate into French: good morning"
+
+
+def test_a_carryover_reaches_a_first_message_of_content_parts_as_a_text_part_before_them():
+    checker_model = ScriptedModel(["Checked."])
+    reader = quiet("reader", "The total is 42 EUR.")
+    checker = ConversableAgent("checker", llm_config=checker_model, human_input_mode="NEVER")
+    parts = [
+        {"type": "text", "text": "Check the photo against the total."},
+        {"type": "image_url", "image_url": {"url": "http://127.0.0.1/receipt.png"}},
+    ]
+
+    quiet("user").initiate_chats(
+        [
+            {"recipient": reader, "message": "Read the invoice.", "max_turns": 1, "silent": True},
+            {"recipient": checker, "message": {"content": parts}, "max_turns": 1, "silent": True},
+        ]
+    )
+
+    sent = checker_model.requests[0].messages[-1]["content"]
+    assert sent == [{"type": "text", "text": "\nContext: \nThe total is 42 EUR."}, *parts]

@@ -1439,19 +1439,35 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             return None
         return dict(self._usage_summary.to_dict()["usage_excluding_cached_inference"])
 
-    def print_usage_summary(self) -> None:
-        """Print this agent's usage and cost."""
-        total = self.get_total_usage()
-        if total is None:
+    def print_usage_summary(self, mode: str | Sequence[str] = ("actual", "total")) -> None:
+        """Print this agent's usage and cost: ``"actual"`` (the calls not answered from a cache, which were
+        paid for), ``"total"`` (every call), or a list of both, as AG2's ``mode``."""
+        modes: list[Any] = list(mode) if isinstance(mode, list | tuple) else [mode]
+        if not modes or any(item not in _USAGE_MODES for item in modes):
+            raise ValueError(f"mode must be 'actual', 'total' or a list of them, not {mode!r}")
+        if self.get_total_usage() is None:
             if self.client is None:
                 print(f"No cost incurred from agent '{self.name}'.")
             else:
                 print(f"Agent '{self.name}': no usage summary, it has made no model call.")
             return
-        print(f"Agent '{self.name}': total cost {total['total_cost']}")
-        for model, counts in total.items():
-            if model != "total_cost":
-                print(f"  {model}: {counts}")
+        for item in modes:
+            usage = self.get_actual_usage() if item == "actual" else self.get_total_usage()
+            label = _USAGE_MODES[item]
+            if usage is None:
+                print(f"Agent '{self.name}': {label}: none")
+                continue
+            print(f"Agent '{self.name}': {label}: cost {usage['total_cost']}")
+            for model, counts in usage.items():
+                if model != "total_cost":
+                    print(f"  {model}: {counts}")
+
+
+_USAGE_MODES = {
+    "actual": "usage without the calls answered from a cache",
+    "total": "usage with the calls answered from a cache",
+}
+"""What :meth:`ConversableAgent.print_usage_summary` prints for each ``mode``."""
 
 
 def _reply_outcome(reply_func: Any, outcome: Any) -> tuple[Any, Any]:
@@ -1605,6 +1621,11 @@ def _with_carryover(message: Any, carryover: Any) -> Any:
         return f"{message}\nContext: \n{carryover}"
     if isinstance(message, dict) and isinstance(message.get("content"), str):
         return {**message, "content": f"{message['content']}\nContext: \n{carryover}"}
+    if isinstance(message, dict) and isinstance(message.get("content"), list):  # parts: as AG2, one first
+        return {
+            **message,
+            "content": [{"type": "text", "text": f"\nContext: \n{carryover}"}, *message["content"]],
+        }
     return message
 
 

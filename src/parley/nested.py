@@ -341,7 +341,7 @@ def register_nested_chats(
         sender: Agent | None = None,
         config: Any = None,
     ) -> tuple[bool, str | None]:
-        queue = _queue_for(chat_queue, recipient, messages or [], sender)
+        queue = _queue_for(chat_queue, recipient, messages or [], sender, config)
         if not queue:
             return True, None
         return True, run_sync(run_queue(queue, sync=True))[-1].summary
@@ -352,7 +352,7 @@ def register_nested_chats(
         sender: Agent | None = None,
         config: Any = None,
     ) -> tuple[bool, str | None]:
-        queue = _queue_for(chat_queue, recipient, messages or [], sender)
+        queue = _queue_for(chat_queue, recipient, messages or [], sender, config)
         if not queue:
             return True, None
         if use_async:  # AG2's: the chats run by a_initiate_chats, the last one's summary the reply
@@ -418,11 +418,16 @@ def _queue_for(
     recipient: ConversableAgent,
     messages: list[Message],
     sender: Agent | None,
+    config: Any,
 ) -> list[dict[str, Any]]:
+    """The chats to run for a reply: each message made (a callable is given the reply function's
+    arguments, its ``config`` included, as in AG2), the first one with its carryover."""
     queue: list[dict[str, Any]] = []
     for index, entry in enumerate(chat_queue):
         chat = dict(entry)
         chat.setdefault("sender", recipient)
+        if callable(chat.get("message")):
+            chat["message"] = chat["message"](recipient, messages, sender, config)
         if index == 0 and "carryover_config" in chat:
             process_nested_chat_carryover(
                 chat,
@@ -434,8 +439,6 @@ def _queue_for(
         message = chat.get("message")
         if message is None and index == 0 and messages:
             message = messages[-1].get("content")
-        if callable(message):
-            message = message(recipient, messages, sender, None)
         if message:
             chat["message"] = message
             queue.append(chat)
