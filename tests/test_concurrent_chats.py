@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from typing import Any
 
 from parley import (
@@ -280,3 +281,47 @@ async def test_inside_concurrent_swarms_an_agents_chat_messages_are_its_own_swar
     )
 
     assert seen == {name: [[f"I am {name}", None]] for name in ("Alice", "Bob", "Carol")}
+
+
+def test_a_selection_function_reads_its_own_chats_messages_while_another_chat_of_the_group_starts():
+    writer, critic = (
+        ConversableAgent(
+            name, llm_config=False, human_input_mode="NEVER", default_auto_reply=f"{name} speaks"
+        )
+        for name in ("writer", "critic")
+    )
+    second_started = threading.Event()
+    seen: dict[str, list[list[str]]] = {"first": [], "second": []}
+
+    def next_speaker(last_speaker: Any, groupchat: GroupChat) -> Any:
+        chat = threading.current_thread().name
+        if chat == "second":
+            second_started.set()
+        else:
+            second_started.wait(5)  # the second chat has started meanwhile
+        seen[chat].append([message["content"] for message in groupchat.messages])
+        if len(groupchat.messages) >= 3:
+            return None
+        return critic if last_speaker is writer else writer
+
+    groupchat = GroupChat([writer, critic], messages=[], max_round=12, speaker_selection_method=next_speaker)
+    manager = GroupChatManager(groupchat, llm_config=False)
+    results: dict[str, Any] = {}
+
+    def run(chat: str) -> None:
+        results[chat] = writer.initiate_chat(manager, f"draft of the {chat}", silent=True)
+
+    first = threading.Thread(target=run, args=("first",), name="first")
+    first.start()
+    second = threading.Thread(target=run, args=("second",), name="second")
+    second.start()
+    first.join(10)
+    second.join(10)
+
+    for chat in ("first", "second"):
+        assert seen[chat][0] == [f"draft of the {chat}"]
+        assert [m["content"] for m in results[chat].chat_history] == [
+            f"draft of the {chat}",
+            "critic speaks",
+            "writer speaks",
+        ]

@@ -376,7 +376,7 @@ class GroupChat:
         chat = current_chat.get()
         rule = None if chat is None else chat.rule
         manager = getattr(rule, "manager", None)
-        if isinstance(manager, GroupChatManager) and manager.groupchat is self:
+        if isinstance(manager, GroupChatManager) and manager.groupchat is self._shared_group:
 
             def ask(prompt: str) -> str:
                 return run_sync(manager._ask_human(prompt, True, chat))
@@ -404,6 +404,16 @@ class GroupChat:
         if isinstance(message, dict) and message.get("role") != "function" and "name" in message:
             message = {**message, "name": speaker.name}
         self.messages.append(to_logged(message, speaker.name, parameter="message"))
+
+    @property
+    def _shared_group(self) -> GroupChat:
+        """The ``GroupChat`` its chats share: this one (see :meth:`as_seen_by`)."""
+        return self
+
+    def as_seen_by(self, messages: list[Message]) -> GroupChat:
+        """This group chat as one of its chats sees it: every attribute read from and written to this
+        one, but ``messages``, which are the chat's own (chats at once over one ``GroupChat``)."""
+        return _OneChatsGroupChat(self, messages)
 
     def select_speaker_msg(self, agents: Sequence[Agent] | None = None) -> str:
         """``"auto"``'s system message for choosing among ``agents``."""
@@ -451,6 +461,28 @@ def _template(parameter: str, template: Any, **placeholders: str) -> str:
             f"(write other braces as {{{{ and }}}}): {type(error).__name__}: {error}"
         ) from None
     return template
+
+
+class _OneChatsGroupChat(GroupChat):
+    """A shared :class:`GroupChat` with one chat's ``messages`` (see :meth:`GroupChat.as_seen_by`)."""
+
+    def __init__(self, shared: GroupChat, messages: list[Message]) -> None:
+        object.__setattr__(self, "_shared", shared)
+        object.__setattr__(self, "messages", messages)
+
+    @property
+    def _shared_group(self) -> GroupChat:
+        shared: GroupChat = object.__getattribute__(self, "_shared")
+        return shared
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "_shared"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "messages":
+            object.__setattr__(self, name, value)
+        else:
+            setattr(object.__getattribute__(self, "_shared"), name, value)
 
 
 def speaker_named(reply: dict[str, Any], speaker: ConversableAgent) -> dict[str, Any]:

@@ -161,9 +161,17 @@ class SpeakerSelection:
         self._method: Any = None
         self._method_name = ""
         self._round_robin = False
+        self._seen: GroupChat | None = None
         self.introduction: tuple[View, Message] | None = None
         """``send_introductions``' text, for the view of an initiator in the group, which gets it after
         its first message (as AG2's does), when the next speaker is first chosen."""
+
+    def _group_seen_by(self, chat: Chat) -> GroupChat:
+        """The group chat a selection function of this chat is given: the shared ``GroupChat``, read and
+        written through, but whose ``messages`` stay this chat's while other chats over it start."""
+        if self._seen is None:
+            self._seen = self.groupchat.as_seen_by(chat.state.messages)
+        return self._seen
 
     @property
     def auto(self) -> AutoSelection:
@@ -246,7 +254,7 @@ class SpeakerSelection:
         last = chat.last_speaker
         method = groupchat.speaker_selection_method
         if callable(method):
-            picked = method(last, groupchat)
+            picked = method(last, self._group_seen_by(chat))
             if picked is None:
                 return StopReason(
                     StopKind.NO_NEXT_SPEAKER,
