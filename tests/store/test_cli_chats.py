@@ -209,3 +209,43 @@ def _forget(store: ChatStore, chat_id: str) -> None:
     with psycopg.connect(url, autocommit=True) as connection:
         for table in ("parley_records", "parley_chats", "parley_leases"):
             connection.execute(f"DELETE FROM {table} WHERE chat_id = %s", (chat_id,))
+
+
+def _chat_saying(url: str, text: str) -> None:
+    from parley import ConversableAgent, ScriptedModel
+
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel([text]), human_input_mode="NEVER")
+    user.initiate_chat(assistant, "hi", max_turns=1, store=url, chat_id="c", silent=True)
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_control_characters_in_a_message_are_shown_escaped_not_sent_to_the_terminal(
+    tmp_path: Path, capsys, monkeypatch, terminal: bool
+):
+    if terminal:
+        monkeypatch.setenv("FORCE_COLOR", "1")
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    _chat_saying(url, "All good.\x1b[2K\r\x1b[1Arewritten\x1b]0;title\x07")
+
+    assert main(["chats", "show", url, "c"]) == 0
+
+    out = capsys.readouterr().out
+    assert "All good.\\x1b[2K\\x0d\\x1b[1Arewritten\\x1b]0;title\\x07" in out
+    assert "\x1b[2K" not in out and "\x07" not in out and "\r" not in out
+
+
+def test_a_long_unbroken_text_is_shown_whole_at_a_terminal(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "80")
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    link = "https://example.com/download?token=" + "abcdef0123" * 20 + "END"
+    _chat_saying(url, link)
+
+    assert main(["chats", "show", url, "c"]) == 0
+
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    conversation = out.split("stop reason")[0]
+    wrapped = [line.split()[-1] for line in conversation.splitlines() if "abcdef" in line or "END" in line]
+    assert "…" not in out
+    assert "".join(wrapped) == link

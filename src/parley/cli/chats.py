@@ -149,7 +149,12 @@ def _chats_show(console: Console, transcript: ChatTranscript) -> None:
     state = "finished" if transcript.finished else "not finished"
     shape = transcript.shape or "chat"
     header = f"chat {transcript.chat_id}: {shape} of {agents}; {state}, {transcript.record_count} records"
-    footer = _summary_rows(transcript)
+    header = header.translate(_CONTROL_ESCAPES)
+    lines = [
+        (speaker.translate(_CONTROL_ESCAPES), text.translate(_CONTROL_ESCAPES), style)
+        for speaker, text, style in lines
+    ]
+    footer = [(label, value.translate(_CONTROL_ESCAPES)) for label, value in _summary_rows(transcript)]
     if not console.is_terminal:
         print(header)
         print()
@@ -164,13 +169,13 @@ def _chats_show(console: Console, transcript: ChatTranscript) -> None:
     console.print(f"[dim]{escape(header)}[/]")
     grid = Table.grid(padding=(0, 2))
     grid.add_column(no_wrap=True, style="bold cyan")
-    grid.add_column()
+    grid.add_column(overflow="fold")  # a long URL or JSON text is wrapped whole, not cut off
     for speaker, text, style in lines:
         grid.add_row(escape(speaker), f"[{style}]{escape(text)}[/]" if style else escape(text))
     console.print(grid)
     summary = Table(show_header=False, box=None, pad_edge=False)
     summary.add_column(style="bold")
-    summary.add_column()
+    summary.add_column(overflow="fold")
     for label, value in footer:
         summary.add_row(label, escape(value))
     console.print()
@@ -206,6 +211,13 @@ def _json_or_text(data: str) -> object:
         return json.loads(data)
     except ValueError:
         return data  # as stored: the export shows what is there
+
+
+_CONTROL_ESCAPES = {
+    code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if code not in (0x09, 0x0A)
+}
+"""Control characters (terminal escape sequences, carriage returns) shown as ``\\x1b``, not sent to the
+terminal, where a stored message could rewrite what is shown."""
 
 
 def _message_text(content: object) -> str:
