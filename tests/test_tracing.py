@@ -346,3 +346,20 @@ def test_a_trace_given_a_directory_is_refused_before_the_chat_starts(tmp_path: P
         user.initiate_chat(assistant, "The capital of France?", max_turns=1, trace=tmp_path, silent=True)
 
     assert model.remaining == 1
+
+
+def test_an_empty_trace_path_is_refused():
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["Paris."]))
+
+    with pytest.raises(ValueError, match="trace must be the path of a JSONL file, not an empty string"):
+        user.initiate_chat(assistant, "The capital of France?", max_turns=1, trace="", silent=True)
+
+
+def test_parley_trace_naming_a_directory_is_an_error_naming_the_variable(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("PARLEY_TRACE", str(tmp_path))
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["Paris."]))
+
+    with pytest.raises(ValueError, match="is a directory: trace= and PARLEY_TRACE name a JSONL file"):
+        user.initiate_chat(assistant, "The capital of France?", max_turns=1, silent=True)

@@ -44,14 +44,22 @@ class JsonlTrace:
             line = json.dumps(data, default=_plain) + "\n"
         with self._lock:
             if self._file is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+                self._file = self._open()
             self._file.write(line)
             if event.kind == "chat_stopped":  # a file moved or deleted between chats is started afresh
                 self._file.close()
                 self._file = None
             else:
                 self._file.flush()
+
+    def _open(self) -> TextIO:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return open(self.path, "a", encoding="utf-8")
+        except IsADirectoryError:
+            raise ValueError(
+                f"the trace {str(self.path)!r} is a directory: trace= and {TRACE_VARIABLE} name a JSONL file"
+            ) from None
 
     def close(self) -> None:
         """Close the file (it is opened again by the next event)."""
@@ -89,6 +97,8 @@ def trace_listeners(trace: str | os.PathLike[str] | None) -> list[Listener]:
         return []
     if not isinstance(trace, str | os.PathLike):
         raise TypeError(f"trace must be the path of a JSONL file, not {trace!r}")
+    if not os.fspath(trace):
+        raise ValueError("trace must be the path of a JSONL file, not an empty string")
     if os.path.isdir(trace):
         raise ValueError(f"trace must be the path of a JSONL file, not a directory: {os.fspath(trace)!r}")
     return [trace_to(trace)]
