@@ -451,3 +451,28 @@ def test_a_carryover_reaches_a_first_message_of_content_parts_as_a_text_part_bef
 
     sent = checker_model.requests[0].messages[-1]["content"]
     assert sent == [{"type": "text", "text": "\nContext: \nThe total is 42 EUR."}, *parts]
+
+
+def test_a_initiate_chats_runs_from_the_top_level_package_as_from_ag2s_agentchat():
+    import asyncio
+
+    from parley import a_initiate_chats
+
+    user, first, second = quiet("user"), quiet("first", "One."), quiet("second", "Two.")
+    queue = [
+        {"chat_id": 1, "sender": user, "recipient": first, "message": "1?", "max_turns": 1, "silent": True},
+        {
+            "chat_id": 2,
+            "prerequisites": [1],
+            "sender": user,
+            "recipient": second,
+            "message": "2?",
+            "max_turns": 1,
+            "silent": True,
+        },
+    ]
+
+    results = asyncio.run(a_initiate_chats(queue))
+
+    assert [results[1].summary, results[2].summary] == ["One.", "Two."]
+    assert results[2].chat_history[0]["content"] == "2?\nContext: \nOne."

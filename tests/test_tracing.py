@@ -363,3 +363,22 @@ def test_parley_trace_naming_a_directory_is_an_error_naming_the_variable(tmp_pat
 
     with pytest.raises(ValueError, match="is a directory: trace= and PARLEY_TRACE name a JSONL file"):
         user.initiate_chat(assistant, "The capital of France?", max_turns=1, silent=True)
+
+
+def test_initiate_chats_traces_every_chat_of_its_queue(tmp_path: Path):
+    trace = tmp_path / "queue.jsonl"
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    first = ConversableAgent("first", llm_config=ScriptedModel(["One."]))
+    second = ConversableAgent("second", llm_config=ScriptedModel(["Two."]))
+
+    results = user.initiate_chats(
+        [
+            {"recipient": first, "message": "1?", "max_turns": 1, "silent": True},
+            {"recipient": second, "message": "2?", "max_turns": 1, "silent": True},
+        ],
+        trace=trace,
+    )
+
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    started = [event["chat_id"] for event in events if event["kind"] == "chat_started"]
+    assert started == [result.chat_id for result in results]

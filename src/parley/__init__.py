@@ -16,7 +16,7 @@ from parley.exceptions import (
 )
 from parley.groupchat import GroupChat, GroupChatManager
 from parley.models.cache import Cache
-from parley.nested import initiate_chats
+from parley.nested import a_initiate_chats, initiate_chats
 from parley.termination import StopKind, StopReason
 from parley.tool_use import register_function
 from parley.tools import Tool
@@ -187,6 +187,7 @@ __all__ = [
     "UndefinedNextAgentError",
     "UpdateSystemMessage",
     "UserProxyAgent",
+    "a_initiate_chats",
     "a_initiate_group_chat",
     "a_initiate_swarm_chat",
     "a_run_group_chat",

@@ -1390,26 +1390,36 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
             self.reply_at_receive[sender] = False
 
     def initiate_chats(
-        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+        self,
+        chat_queue: list[dict[str, Any]],
+        *,
+        store: Any = None,
+        chat_id: str | None = None,
+        trace: str | os.PathLike[str] | None = None,
     ) -> list[ChatResult]:
         """Run a queue of chats from this agent, one after another, carrying each summary into the next
         (see :func:`parley.nested.initiate_chats`)."""
         from parley.nested import initiate_chats
 
-        self._finished_chats = initiate_chats(self._sent_queue(chat_queue), store=store, chat_id=chat_id)
+        queue = self._sent_queue(chat_queue)
+        self._finished_chats = initiate_chats(queue, store=store, chat_id=chat_id, trace=trace)
         return self._finished_chats
 
     async def a_initiate_chats(
-        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+        self,
+        chat_queue: list[dict[str, Any]],
+        *,
+        store: Any = None,
+        chat_id: str | None = None,
+        trace: str | os.PathLike[str] | None = None,
     ) -> dict[Any, ChatResult]:
         """Run a queue of chats from this agent on the event loop, as AG2 does: by ``chat_id`` and
         ``prerequisites``, returning ``{chat_id: ChatResult}``
         (see :func:`parley.nested.a_initiate_chats`)."""
         from parley.nested import a_initiate_chats
 
-        self._finished_chats = await a_initiate_chats(
-            self._sent_queue(chat_queue), store=store, chat_id=chat_id
-        )
+        queue = self._sent_queue(chat_queue)
+        self._finished_chats = await a_initiate_chats(queue, store=store, chat_id=chat_id, trace=trace)
         return self._finished_chats
 
     def get_chat_results(self, chat_index: Any = None) -> Any:

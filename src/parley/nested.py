@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
@@ -94,7 +95,11 @@ def _arity(function: Callable[..., Any], low: int, high: int) -> int:
 
 
 def initiate_chats(
-    chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    chat_queue: list[dict[str, Any]],
+    *,
+    store: Any = None,
+    chat_id: str | None = None,
+    trace: str | os.PathLike[str] | None = None,
 ) -> list[ChatResult]:
     """Run chats one after another; each gets the summaries of the earlier ones as ``carryover``.
 
@@ -103,25 +108,30 @@ def initiate_chats(
     ``chat_id`` and ``prerequisites`` are :func:`a_initiate_chats`'s (here the chats run in order). With
     ``store``, every chat of the queue is durable, with the ids ``chat_id``, ``chat_id.2``,
     ``chat_id.3``...: re-running the queue after a crash returns the finished chats' results and
-    continues the unfinished one.
+    continues the unfinished one. ``trace`` traces every chat of the queue that names no trace of its
+    own.
     """
-    queue = checked_queue(chat_queue)
+    queue = _traced(checked_queue(chat_queue), trace)
     with _queue_scope(store, chat_id):
         return run_sync(run_queue(queue, sync=True))
 
 
 async def a_initiate_chats(
-    chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    chat_queue: list[dict[str, Any]],
+    *,
+    store: Any = None,
+    chat_id: str | None = None,
+    trace: str | os.PathLike[str] | None = None,
 ) -> dict[Any, ChatResult]:
     """Run a queue of chats on the event loop, as AG2's ``a_initiate_chats`` does: every entry has a
     ``chat_id``; a chat starts once the chats its ``prerequisites`` name have finished, with their
     summaries as ``carryover`` (less those of ``finished_chat_indexes_to_exclude_from_carryover``, by
     chat id), and chats that do not wait on each other run at the same time. Returns
-    ``{chat_id: ChatResult}``. ``store`` and ``chat_id`` are as for :func:`initiate_chats`.
+    ``{chat_id: ChatResult}``. ``store``, ``chat_id`` and ``trace`` are as for :func:`initiate_chats`.
     """
     import asyncio  # here, so that importing parley does not load it
 
-    entries = checked_queue(chat_queue)
+    entries = _traced(checked_queue(chat_queue), trace)
     with _queue_scope(store, chat_id):
         order = _prerequisite_order(entries)
         scopes = _entry_scopes(len(entries))
@@ -132,6 +142,22 @@ async def a_initiate_chats(
             tasks[entry["chat_id"]] = asyncio.ensure_future(_after(waits_on, entry, index, scopes[index]))
         await asyncio.gather(*tasks.values())
         return {queue_id: task.result() for queue_id, task in tasks.items()}
+
+
+def _traced(queue: list[dict[str, Any]], trace: str | os.PathLike[str] | None) -> list[dict[str, Any]]:
+    """The queue with ``trace`` given to each chat (a swarm's, in its arguments) that names none."""
+    if trace is None:
+        return queue
+    traced = []
+    for entry in queue:
+        if "swarm" in entry and isinstance(entry["swarm"], dict):
+            entry = (
+                entry if "trace" in entry["swarm"] else {**entry, "swarm": {**entry["swarm"], "trace": trace}}
+            )
+        elif "trace" not in entry:
+            entry = {**entry, "trace": trace}
+        traced.append(entry)
+    return traced
 
 
 def _entry_scopes(entries: int) -> list[ChatScope | None]:
