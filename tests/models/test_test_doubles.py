@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+from typing import Any
 
 import pytest
 
 from parley import ConversableAgent, FunctionModel, ScriptedModel
 from parley.messages import MessageSequence
-from parley.models import scripted
+from parley.models import ModelResponse, Usage, scripted
 from parley.models.scripted import ModelRequest, RecordedMessages
 
 SYSTEM = [{"role": "system", "content": "Be brief."}]
@@ -134,3 +135,24 @@ def test_recorded_messages_behave_like_the_list_that_was_sent():
     with pytest.raises(IndexError):
         recorded[4]
     assert ModelRequest.of(recorded, None, {}).messages == sent
+
+
+def test_a_response_a_function_model_returns_is_counted_under_its_model_unless_it_names_one():
+    def reply(request: Any) -> ModelResponse:
+        named = len(request.messages) > 2
+        return ModelResponse(
+            {"role": "assistant", "content": "hi"}, Usage(5, 1), cost=0.5, model="gpt-x" if named else ""
+        )
+
+    assistant = ConversableAgent("assistant", llm_config=FunctionModel(reply), human_input_mode="NEVER")
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER", default_auto_reply="more")
+
+    result = user.initiate_chat(assistant, "hello", max_turns=2, silent=True)
+
+    assert set(result.cost["usage_including_cached_inference"]) == {"total_cost", "function", "gpt-x"}
+
+
+@pytest.mark.parametrize("message", ["Paris.", None, ["Paris."]])
+def test_a_model_response_needs_a_message_dict(message: Any):
+    with pytest.raises(TypeError, match="a ModelResponse's message must be a message dict such as"):
+        ModelResponse(message)

@@ -136,8 +136,8 @@ class ScriptExhaustedError(ModelError):
 
 def to_response(item: Any, model: str, usage: Usage | None = None) -> ModelResponse:
     """Turn a scripted item (text, message dict, tool-call list, response) into a :class:`ModelResponse`."""
-    if isinstance(item, ModelResponse):
-        return item
+    if isinstance(item, ModelResponse):  # named after this model unless it names one
+        return item if item.model else ModelResponse(item.message, item.usage, item.cost, model, item.cached)
     if isinstance(item, str):
         message: Message = {"role": "assistant", "content": item}
     elif isinstance(item, list):
