@@ -476,3 +476,25 @@ def test_a_initiate_chats_runs_from_the_top_level_package_as_from_ag2s_agentchat
 
     assert [results[1].summary, results[2].summary] == ["One.", "Two."]
     assert results[2].chat_history[0]["content"] == "2?\nContext: \nOne."
+
+
+def test_a_nested_chats_failure_leaves_the_outer_conversation_on_the_error():
+    from parley import FunctionModel
+
+    def down(request: Any) -> Any:
+        raise ConnectionError("model down")
+
+    inner = ConversableAgent("inner", llm_config=FunctionModel(down), human_input_mode="NEVER")
+    boss, user = quiet("boss"), quiet("user")
+    boss.register_nested_chats(
+        [{"recipient": inner, "message": "nested task", "max_turns": 1, "silent": True}], trigger=user
+    )
+
+    with pytest.raises(ConnectionError) as raised:
+        user.initiate_chat(boss, message="outer question", max_turns=2, silent=True)
+
+    assert [m["content"] for m in raised.value.chat_result.chat_history] == ["outer question"]
+    assert [note for note in raised.value.__notes__ if note.startswith("parley:")] == [
+        "parley: the chat stopped after 1 messages; "
+        "the conversation so far is on this exception's .chat_result"
+    ]

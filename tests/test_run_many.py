@@ -432,7 +432,7 @@ def test_a_failure_in_a_nested_chat_gives_the_main_chat_s_result_beside_its_id()
     assert outcome.chat_ids == ["r/0", "r/0/1"] and outcome.chat_id == "r/0"
     assert outcome.chat_result.chat_id == "r/0"
     assert [m["name"] for m in outcome.chat_result.chat_history] == ["user"]
-    assert outcome.error.chat_result.chat_id == "r/0/1", "the error keeps the chat it was raised in"
+    assert outcome.error.chat_result.chat_id == "r/0", "the error keeps the chat fn started"
 
 
 async def test_cancelling_a_batch_stops_the_chats_running_in_threads_at_their_next_step():

@@ -798,17 +798,24 @@ def _is_own(function: Any) -> bool:
     return module.startswith("parley.") and module != "parley.nested"
 
 
+_PARTIAL_RESULT_NOTE = "parley: the chat stopped after "
+
+
 def attach_partial_result(error: BaseException, result: ChatResult) -> None:
-    """Keep the conversation so far on an exception that ended a chat, as ``error.chat_result``."""
-    if getattr(error, "chat_result", None) is None:
-        try:
-            error.chat_result = result  # type: ignore[attr-defined]
-        except AttributeError:
-            return
-        error.add_note(
-            f"parley: the chat stopped after {len(result.chat_history)} messages; "
-            "the conversation so far is on this exception's .chat_result"
-        )
+    """Keep the conversation so far on an exception that ended a chat, as ``error.chat_result``: of the
+    outermost chat it ended, as it leaves the chats started inside others (a nested chat's failure ends
+    the chat the caller started, whose conversation is the one to see)."""
+    try:
+        error.chat_result = result  # type: ignore[attr-defined]
+    except AttributeError:
+        return
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        notes[:] = [note for note in notes if not note.startswith(_PARTIAL_RESULT_NOTE)]
+    error.add_note(
+        f"{_PARTIAL_RESULT_NOTE}{len(result.chat_history)} messages; "
+        "the conversation so far is on this exception's .chat_result"
+    )
 
 
 class Alternating:
