@@ -429,3 +429,20 @@ def test_exit_typed_for_the_first_message_ends_the_chat_before_anything_is_said(
     assert result.stop_reason.kind is StopKind.HUMAN_EXIT
     assert result.stop_reason.agent == "agent_a"
     assert model.remaining == 1
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_a_scripted_human_running_out_of_answers_is_an_error_that_says_so(quiet_agent, run_async):
+    answers = iter(["hello"])
+    agent_a = quiet_agent("agent_a", human_input_mode="ALWAYS")
+    agent_a.get_human_input = lambda prompt, **kwargs: next(answers)
+    agent_b = quiet_agent("agent_b")
+
+    with pytest.raises(RuntimeError, match="raised StopIteration \\(an iterator that ran out") as raised:
+        if run_async:
+            asyncio.run(agent_a.a_initiate_chat(agent_b, "hi", silent=True))
+        else:
+            agent_a.initiate_chat(agent_b, "hi", silent=True)
+
+    assert contents(raised.value.chat_result)[:3] == ["hi", "agent_b says hi", "hello"]
+    assert raised.value.chat_result.stop_reason.kind is StopKind.ERROR

@@ -573,7 +573,8 @@ class Chat:
                     await self.a_append(reply, choice)
                 speaking = None
                 self.check_conditions()
-        except BaseException as error:
+        except BaseException as caught:
+            error = _raisable(caught)
             failed = speaking.name if speaking is not None else self.state.last_speaker
             self.stop(StopReason(StopKind.ERROR, f"{type(error).__name__}: {error}", failed))
             attach_partial_result(error, self.result())
@@ -581,7 +582,9 @@ class Chat:
                 self._stopped()
             except Exception as also:  # the chat's own error is the one to see
                 error.add_note(f"A listener also failed on the chat's stop: {type(also).__name__}: {also}")
-            raise
+            if error is caught:
+                raise
+            raise error from caught
         finally:
             self.running = False
             current_chat.reset(token)
@@ -799,6 +802,21 @@ def _is_own(function: Any) -> bool:
 
 
 _PARTIAL_RESULT_NOTE = "parley: the chat stopped after "
+
+_STOP_ITERATION = (
+    "code the chat called raised StopIteration (an iterator that ran out, such as a scripted human's "
+    "next(answers))"
+)
+
+
+def _raisable(error: BaseException) -> BaseException:
+    """The exception a chat ends with for ``error``: a ``StopIteration`` cannot leave the chat's
+    coroutines as itself (Python makes it a ``RuntimeError: coroutine raised StopIteration``), so it is
+    a ``RuntimeError`` that says what happened."""
+    stopped = isinstance(error, StopIteration) or (
+        type(error) is RuntimeError and isinstance(error.__cause__, StopIteration)
+    )
+    return RuntimeError(_STOP_ITERATION) if stopped else error
 
 
 def attach_partial_result(error: BaseException, result: ChatResult) -> None:
