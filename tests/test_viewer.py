@@ -593,7 +593,7 @@ def test_parley_view_stops_on_ctrl_c_while_requests_keep_coming(tmp_path):
 def test_parley_view_never_creates_or_changes_a_store(tmp_path, capsys):
     missing = tmp_path / "typo.db"
 
-    assert main(["view", f"sqlite:///{missing}", "some-chat"]) == 1
+    assert main(["view", f"sqlite:///{missing}", "some-chat"]) == 2
 
     assert not missing.exists()
     assert list(tmp_path.iterdir()) == []
@@ -609,3 +609,25 @@ def test_parley_view_refuses_a_port_that_is_no_port(tmp_path, capsys, port):
 
     assert exit_.value.code == 2
     assert "is not a port number" in capsys.readouterr().err
+
+
+def test_parley_view_of_a_store_without_a_chat_id_says_to_give_one(tmp_path, capsys):
+    store = f"sqlite:///{tmp_path / 'chats.db'}"
+
+    assert main(["view", store]) == 2
+
+    assert f"a store needs the chat to show: parley view {store} CHAT_ID" in capsys.readouterr().err
+
+
+def test_parley_view_of_a_trace_file_with_a_chat_id_says_the_file_shows_every_chat(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("")
+
+    assert main(["view", str(trace), "some-chat"]) == 2
+
+    assert "is a trace file, which shows every chat it holds: give no CHAT_ID" in capsys.readouterr().err
+
+
+def test_parley_view_of_a_store_that_cannot_be_read_exits_as_parley_chats_does(tmp_path, capsys):
+    assert main(["view", f"sqlite:///{tmp_path / 'missing.db'}", "c"]) == 2
+    assert main(["chats", "show", f"sqlite:///{tmp_path / 'missing.db'}", "c"]) == 2

@@ -38,10 +38,25 @@ def run(args: argparse.Namespace) -> int:
 
     source: Any = args.trace
     name = args.trace
+    is_url = "://" in args.trace
+    if args.chat_id is not None and not is_url and os.path.isfile(args.trace):
+        print(
+            f"parley view: {args.trace} is a trace file, which shows every chat it holds: give no CHAT_ID "
+            "(a CHAT_ID picks a chat of a store)",
+            file=sys.stderr,
+        )
+        return 2
     if args.chat_id is not None:
-        source, name = _stored_chat(args.trace, args.chat_id)
+        source, name, status = _stored_chat(args.trace, args.chat_id)
         if source is None:
-            return 1
+            return status
+    elif is_url:
+        print(
+            f"parley view: a store needs the chat to show: parley view {args.trace} CHAT_ID "
+            f"(parley chats list {args.trace} lists its chats)",
+            file=sys.stderr,
+        )
+        return 2
     elif not os.path.isfile(args.trace):
         print(f"parley view: no trace file at {args.trace}", file=sys.stderr)
         return 1
@@ -96,8 +111,9 @@ def _port(text: str) -> int:
     return port
 
 
-def _stored_chat(url: str, chat_id: str) -> tuple[Callable[[], bytes] | None, str]:
-    """A function reading the chat's trace from the store (again on each request), or why not."""
+def _stored_chat(url: str, chat_id: str) -> tuple[Callable[[], bytes] | None, str, int]:
+    """A function reading the chat's trace from the store (again on each request), or why not, with the
+    exit status ``parley chats`` gives for it (1: no such chat; 2: the store cannot be read)."""
     from parley.store import StoreError, store_from_url
     from parley.viewer.from_store import trace_of
 
@@ -105,8 +121,8 @@ def _stored_chat(url: str, chat_id: str) -> tuple[Callable[[], bytes] | None, st
         store = store_from_url(url, create=False)
         if not store.load(chat_id):
             print(f"parley view: {store.url} has no chat {chat_id!r}", file=sys.stderr)
-            return None, chat_id
+            return None, chat_id, 1
     except (StoreError, ValueError) as error:
         print(f"parley view: {error}", file=sys.stderr)
-        return None, chat_id
-    return (lambda: trace_of(store.load(chat_id), chat_id)), f"{chat_id} in {store.url}"
+        return None, chat_id, 2
+    return (lambda: trace_of(store.load(chat_id), chat_id)), f"{chat_id} in {store.url}", 0
