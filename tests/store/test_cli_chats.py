@@ -249,3 +249,21 @@ def test_a_long_unbroken_text_is_shown_whole_at_a_terminal(tmp_path: Path, capsy
     wrapped = [line.split()[-1] for line in conversation.splitlines() if "abcdef" in line or "END" in line]
     assert "…" not in out
     assert "".join(wrapped) == link
+
+
+def test_piped_list_lines_up_chat_ids_of_wide_characters(tmp_path: Path, capsys):
+    from parley import ConversableAgent, ScriptedModel
+
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    for chat_id in ("plain", "注文-日本"):
+        user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+        assistant = ConversableAgent("assistant", llm_config=ScriptedModel(["ok"]), human_input_mode="NEVER")
+        user.initiate_chat(assistant, "hi", max_turns=1, store=url, chat_id=chat_id, silent=True)
+
+    assert main(["chats", "list", url]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    from rich.cells import cell_len
+
+    starts = {cell_len(line[: line.index(" 5 ")]) for line in lines[1:]}
+    assert len(starts) == 1, lines

@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -116,9 +117,10 @@ def _chats_list(console: Console, chats: list[ChatInfo]) -> None:
             table.add_row(*(escape(cell) for cell in row))
         console.print(table if rows else "[dim]no chats[/]")
         return
-    widths = [max(len(cell) for cell in column) for column in zip(columns, *rows, strict=False)]
+    widths = [max(map(cell_len, column)) for column in zip(columns, *rows, strict=False)]
     for row in (columns, *rows):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        cells = (cell + " " * (width - cell_len(cell)) for cell, width in zip(row, widths, strict=True))
+        print("  ".join(cells).rstrip())
 
 
 def _chats_show(console: Console, transcript: ChatTranscript) -> None:
