@@ -165,6 +165,12 @@ class ModelReplyMixin:
     def _reply_from(self, response: ModelResponse) -> str | dict[str, Any]:
         self._record_usage(response)
         message = response.message
+        if type(message) is not dict and not isinstance(message, dict):
+            model = response.model or model_name(self.client)
+            raise TypeError(
+                f"{self._name}'s model ({model}) returned a ModelResponse whose message is not a message "
+                f"dict such as {{'role': 'assistant', 'content': 'Hello.'}}: {message!r:.80}"
+            )
         calls = message.get("tool_calls")
         if calls:
             try:  # as the door checks a message given to a chat

@@ -153,6 +153,15 @@ def test_a_response_a_function_model_returns_is_counted_under_its_model_unless_i
 
 
 @pytest.mark.parametrize("message", ["Paris.", None, ["Paris."]])
-def test_a_model_response_needs_a_message_dict(message: Any):
-    with pytest.raises(TypeError, match="a ModelResponse's message must be a message dict such as"):
-        ModelResponse(message)
+def test_a_model_response_without_a_message_dict_is_an_error_naming_the_model(message: Any):
+    assistant = ConversableAgent(
+        "assistant",
+        llm_config=FunctionModel(lambda request: ModelResponse(message)),
+        human_input_mode="NEVER",
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    with pytest.raises(
+        TypeError, match=r"assistant's model \(function\) returned a ModelResponse whose message"
+    ):
+        user.initiate_chat(assistant, "hello", max_turns=1, silent=True)

@@ -88,11 +88,6 @@ class ModelResponse(Record):
         model: str = "",
         cached: bool = False,
     ) -> None:
-        if type(message) is not dict and not isinstance(message, dict):
-            raise TypeError(
-                "a ModelResponse's message must be a message dict such as "
-                f"{{'role': 'assistant', 'content': 'Hello.'}}, not {message!r:.80}"
-            )
         self.message = message
         self.usage = Usage() if usage is None else usage
         self.cost = cost
