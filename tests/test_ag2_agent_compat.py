@@ -814,3 +814,25 @@ def test_print_usage_summary_takes_ag2s_mode(capsys: pytest.CaptureFixture[str])
     assert "with the calls" in total and "without the calls" not in total
     with pytest.raises(ValueError, match="mode must be 'actual', 'total' or a list of them, not 'all'"):
         assistant.print_usage_summary(mode="all")
+
+
+def test_a_reply_function_gets_a_copy_of_its_config_and_reset_makes_it_again():
+    counted: list[int] = []
+
+    def count(recipient: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
+        config["calls"] += 1
+        counted.append(config["calls"])
+        return False, None
+
+    mine = {"calls": 0}
+    assistant = quiet("assistant")
+    assistant.register_reply([Agent, None], count, config=mine)
+    user = quiet("user")
+
+    user.initiate_chat(assistant, "one", max_turns=1, silent=True)
+    user.initiate_chat(assistant, "two", max_turns=1, silent=True)
+    assistant.reset()
+    user.initiate_chat(assistant, "three", max_turns=1, silent=True)
+
+    assert counted == [1, 2, 1]
+    assert mine == {"calls": 0}  # as AG2: the caller's dict is not the one the chats change

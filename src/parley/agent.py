@@ -8,6 +8,7 @@ agent is serving, when called from inside one, and otherwise its latest chat (wi
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import inspect
@@ -1379,8 +1380,8 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         for index, entry in enumerate(self._reply_func_list):
             if entry["reset_config"] is not None:
                 entry["reset_config"](entry["config"])
-            elif entry["config"] is not entry["init_config"]:
-                self._reply_func_list[index] = {**entry, "config": entry["init_config"]}
+            elif entry["init_config"] is not None:
+                self._reply_func_list[index] = {**entry, "config": copy.copy(entry["init_config"])}
 
     def stop_reply_at_receive(self, sender: Agent | None = None) -> None:
         """Stop replying on receive, to ``sender`` or to everyone."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ def reply_entry(
         "matches_every_sender": _matches_every_sender(trigger),
         "trigger": trigger,
         "reply_func": reply_func,
-        "config": config,
+        "config": copy.copy(config),  # as AG2: the function gets a copy, which reset() makes again
         "init_config": config,
         "reset_config": reset_config,
         "ignore_async_in_sync_chat": ignore_async_in_sync_chat and inspect.iscoroutinefunction(reply_func),
