@@ -412,6 +412,9 @@ def test_context_expression_follows_ag2s_grammar():
         "${a} and not(${b} < 2)": True,
         "${b} != 3": False,
         "!${a} | ${b} >= 3": True,
+        "${b} > -1": True,
+        "-${b} == -3": True,
+        "${b} >= -0.5 and +${b} == 3": True,
     }
 
     assert {text: ContextExpression(text).evaluate(context) for text in expected} == expected

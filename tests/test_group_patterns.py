@@ -434,3 +434,15 @@ def test_manual_pattern_asks_the_human_who_speaks_next(monkeypatch):
     assert last is b
     assert result.stop_reason.kind is StopKind.HUMAN_EXIT
     assert "Choose the next speaker:\n1: a\n2: b\n3: c" in prompts[0]
+
+
+@pytest.mark.parametrize("pattern", [RoundRobinPattern, RandomPattern])
+def test_turn_patterns_take_ag2s_group_after_work_and_say_they_do_not_use_it(pattern: Any):
+    a, b = agent("a", "a1"), agent("b", "b1")
+
+    with pytest.warns(UserWarning, match=f"{pattern.__name__} chooses who speaks next itself"):
+        made = pattern(a, [a, b], None, None, None, TerminateTarget(), True, "last_msg")
+    result, _, _ = initiate_group_chat(made, "go", max_rounds=3, silent=True)
+
+    assert [m["content"] for m in result.chat_history] == ["go", "a1", "b1"]  # not ended by the target
+    assert result.stop_reason.kind is StopKind.MAX_ROUND

@@ -126,8 +126,8 @@ def _check(node: ast.AST, expression: str) -> None:
     if isinstance(node, ast.BoolOp):
         for value in node.values:
             _check(value, expression)
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        _check(node.operand, expression)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub | ast.UAdd):
+        _check(node.operand, expression)  # not, and a number's sign (-1, -${balance})
     elif isinstance(node, ast.Compare):
         for operator in node.ops:
             if type(operator) not in _COMPARISONS:
@@ -157,7 +157,10 @@ def _evaluate(node: ast.expr, context: Mapping[str, Any]) -> Any:
                 return value
         return value
     if isinstance(node, ast.UnaryOp):
-        return not _evaluate(node.operand, context)
+        operand = _evaluate(node.operand, context)
+        if isinstance(node.op, ast.Not):
+            return not operand
+        return -operand if isinstance(node.op, ast.USub) else +operand
     if isinstance(node, ast.Compare):
         left = _evaluate(node.left, context)
         for operator, comparator in zip(node.ops, node.comparators, strict=True):

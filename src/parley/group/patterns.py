@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -148,7 +149,39 @@ class ManualPattern(_OwnAfterWork):
         return AskUserTarget()
 
 
-class RoundRobinPattern(_OwnAfterWork):
+class _TurnPattern(_OwnAfterWork):
+    """A pattern that takes :class:`DefaultPattern`'s parameters, ``group_after_work`` included, which its
+    own after-work replaces (AG2's ``RoundRobinPattern`` and ``RandomPattern`` take them so; a given one
+    is ignored, with a warning)."""
+
+    def __init__(
+        self,
+        initial_agent: ConversableAgent,
+        agents: Sequence[ConversableAgent],
+        user_agent: ConversableAgent | None = None,
+        group_manager_args: dict[str, Any] | None = None,
+        context_variables: ContextVariables | dict[str, Any] | None = None,
+        group_after_work: TransitionTarget | None = None,
+        exclude_transit_message: bool = True,
+        summary_method: SummaryMethod = "last_msg",
+    ) -> None:
+        if group_after_work is not None:
+            warnings.warn(
+                f"{type(self).__name__} chooses who speaks next itself: its group_after_work is not used",
+                stacklevel=2,
+            )
+        super().__init__(
+            initial_agent,
+            agents,
+            user_agent,
+            group_manager_args,
+            context_variables,
+            exclude_transit_message,
+            summary_method,
+        )
+
+
+class RoundRobinPattern(_TurnPattern):
     """The agents speak in turn (AG2's ``RoundRobinPattern``): the initial agent, the others in the
     order given, then the user agent if there is one, and round again. An agent's own after-work, if it
     has one, still decides where it hands over (AG2 replaces it)."""
@@ -171,7 +204,7 @@ class RoundRobinPattern(_OwnAfterWork):
         return FunctionTarget(next_in_turn)
 
 
-class RandomPattern(_OwnAfterWork):
+class RandomPattern(_TurnPattern):
     """After each agent, another agent of the group (or the user agent) chosen at random speaks (AG2's
     ``RandomPattern``). An agent's own after-work, if it has one, still applies (AG2 replaces it)."""
 
