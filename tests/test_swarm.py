@@ -358,7 +358,8 @@ def test_a_swarm_result_naming_an_unknown_agent_ends_the_chat_with_an_error_as_i
         initiate_swarm_chat(a, "help", [a, b], silent=True)
 
     partial = caught.value.chat_result
-    assert [m.get("name") for m in partial.chat_history] == [None, "a"]
+    assert [m.get("name") for m in partial.chat_history] == [None, "a", "a"]  # the tool's result is kept
+    assert partial.chat_history[-1]["content"] == "escalating"
     assert partial.stop_reason.kind is StopKind.ERROR
 
 
@@ -748,3 +749,24 @@ def test_state_functions_given_to_the_constructor_may_take_no_arguments():
     assert calls == ["nothing", "a"]
     with pytest.raises(TypeError, match="update_agent_state_before_reply takes callables, not 'x'"):
         SwarmAgent("b", llm_config=False, update_agent_state_before_reply=["x"])
+
+
+def test_the_results_of_every_call_are_kept_when_one_hands_off_to_an_unknown_agent():
+    charged: list[int] = []
+
+    def charge(amount: int) -> str:
+        charged.append(amount)
+        return f"charged {amount}"
+
+    def escalate(team: str) -> SwarmResult:
+        return SwarmResult(values="escalating", agent=team)
+
+    calls = [tool_call("charge", {"amount": 5}, id="c1"), tool_call("escalate", {"team": "legal"}, id="c2")]
+    a = agent("a", calls, functions=[charge, escalate])
+
+    with pytest.raises(ValueError, match="handoff to 'legal'") as caught:
+        initiate_swarm_chat(a, "help", [a], silent=True)
+
+    assert charged == [5]
+    last = caught.value.chat_result.chat_history[-1]
+    assert [r["content"] for r in last["tool_responses"]] == ["charged 5", "escalating"]

@@ -59,6 +59,7 @@ class ToolOutcome:
         "error",
         "handoff",
         "name",
+        "refused",
     )
 
     def __init__(
@@ -80,6 +81,9 @@ class ToolOutcome:
         self.context_removed = context_removed
         self.error = error
         self.duration_s = duration_s
+        self.refused: ValueError | None = None
+        """Why the handoff the tool asked for ends the chat (it names no agent of it): raised once the
+        tool's result is kept."""
 
     def as_tool_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "tool", "content": self.content}
@@ -213,8 +217,14 @@ def _only_handoff(outcome: ToolOutcome, check_handoff: HandoffCheck | None) -> T
 
 
 def _drop_invalid_handoff(outcome: ToolOutcome, check_handoff: HandoffCheck | None) -> None:
-    """Make the handoff ``outcome`` asks for an error the model is told, if the chat cannot take it."""
-    problem = check_handoff(outcome.handoff) if check_handoff is not None else None
+    """Make the handoff ``outcome`` asks for an error the model is told, if the chat cannot take it (or
+    :attr:`ToolOutcome.refused`, if it ends the chat)."""
+    try:
+        problem = check_handoff(outcome.handoff) if check_handoff is not None else None
+    except ValueError as error:
+        outcome.handoff = None
+        outcome.refused = error
+        return
     if problem is not None:
         outcome.content = handoff_refused(outcome.name, problem)
         outcome.handoff = None

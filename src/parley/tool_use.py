@@ -230,14 +230,26 @@ class ToolUseMixin:
                 _execution_teller(chat, self._name) if chat.listeners else None,
                 sync=sync,
             )
-            return _only_reply(outcome, chat, self._name)
+            return self._kept_unless_refused(_only_reply(outcome, chat, self._name), [outcome], chat)
         options = self._tool_options(chat, calls, _handoff_check(chat))
         tools, context = self._executable_tools(), self._context_of(chat)
         if sync:
             outcomes = run_tool_calls(calls, tools, context, **options)
         else:
             outcomes = await a_run_tool_calls(calls, tools, context, **options)
-        return self._tool_reply(outcomes, chat)
+        return self._kept_unless_refused(self._tool_reply(outcomes, chat), outcomes, chat)
+
+    def _kept_unless_refused(
+        self, reply: dict[str, Any], outcomes: list[ToolOutcome], chat: Chat | None
+    ) -> dict[str, Any]:
+        """``reply``; or, if a tool asked for a handoff that ends the chat, the reply appended to the chat
+        (the tools ran: their results are not lost) and the handoff's error raised."""
+        for outcome in outcomes:
+            if outcome.refused is not None:
+                if chat is not None:
+                    chat.append(reply, self)  # type: ignore[arg-type]
+                raise outcome.refused
+        return reply
 
     def _over_budget(self, chat: Chat, calls: list[dict[str, Any]]) -> bool:
         assert chat.budgets is not None
