@@ -1144,10 +1144,7 @@ class ConversableAgent(HumanReplyMixin, ModelReplyMixin, ToolUseMixin, Agent):
         """The first message, asked of the human; ``None`` if they typed ``exit``, which ends the chat."""
         reply = await self._ask_human(">", sync, chat)
         if reply == "exit":
-            stop = StopReason(
-                StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
-            )
-            chat.stop(stop)
+            chat.stop(self._human_exit())
             return None
         return _with_carryover(reply, kwargs.get("carryover"))
 
@@ -1628,15 +1625,14 @@ def _with_carryover(message: Any, carryover: Any) -> Any:
         carryover = "\n".join(
             content_str(item.get("content")) if isinstance(item, dict) else str(item) for item in carryover
         )
+    context = f"\nContext: \n{carryover}"
     if isinstance(message, str):
-        return f"{message}\nContext: \n{carryover}"
-    if isinstance(message, dict) and isinstance(message.get("content"), str):
-        return {**message, "content": f"{message['content']}\nContext: \n{carryover}"}
-    if isinstance(message, dict) and isinstance(message.get("content"), list):  # parts: as AG2, one first
-        return {
-            **message,
-            "content": [{"type": "text", "text": f"\nContext: \n{carryover}"}, *message["content"]],
-        }
+        return message + context
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return {**message, "content": content + context}
+    if isinstance(content, list):  # parts: as AG2, the context is a text part before them
+        return {**message, "content": [{"type": "text", "text": context}, *content]}
     return message
 
 

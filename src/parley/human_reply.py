@@ -110,10 +110,7 @@ class HumanReplyMixin:
         if prompt is not None and not reply:
             self._notice("NO HUMAN INPUT RECEIVED.")
         if reply == "exit":
-            stop = StopReason(
-                StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name
-            )
-            return self._end(counters, key, stop)
+            return self._end(counters, key, self._human_exit())
         if not reply and prompt is not None and terminate:
             return self._end(counters, key, self._termination_stop(message, sender, asked=True))
         if reply or limit == 0:
@@ -134,6 +131,10 @@ class HumanReplyMixin:
         if chat is not None:
             chat.note_reply_stop(self, stop)
         return True, None
+
+    def _human_exit(self) -> StopReason:
+        """Why a chat ends when this agent's human answers ``exit``."""
+        return StopReason(StopKind.HUMAN_EXIT, f"The human replying as {self.name} typed 'exit'", self.name)
 
     def _limit_stop(self, limit: int) -> StopReason:
         detail = f"{self.name} reached max_consecutive_auto_reply ({limit})"
